@@ -1,0 +1,57 @@
+# c1m - build, test and benchmark.
+#   make build      compile everything (no tests, no installs beyond headers)
+#   make test       install test dependencies (apt, as root), build, run bats tests
+#   make test SANITIZE=1   the same suite against an ASan/UBSan build
+#   make bench      the benchmark harness (root, network namespaces)
+SHELL := /bin/bash
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+SANITIZE ?= 0
+# One interpreter, chosen once: Debian's sees apt's python3-uvloop.
+PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)
+
+ifeq ($(SANITIZE),1)
+BUILD ?= build-san
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+OPT := -O1
+else
+BUILD ?= build
+SANFLAGS :=
+OPT := -O2
+endif
+
+CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
+          -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 $(SANFLAGS) $(EXTRA_CFLAGS)
+LDFLAGS := $(SANFLAGS) $(EXTRA_LDFLAGS)
+
+LIB_SRC := $(wildcard c_server/lib/*.c)
+LIB_OBJ := $(patsubst c_server/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
+SERVER_SRC := $(wildcard c_server/server/*.c)
+SERVER_OBJ := $(patsubst c_server/server/%.c,$(BUILD)/server/%.o,$(SERVER_SRC))
+CLIENT_SRC := $(wildcard client/*.c)
+CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
+
+BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat
+
+.PHONY: all build c pyext test test-deps bench bench-deps plot clean
+all: build
+build: c pyext
+c: $(BINS)
+
+$(BUILD)/lib/%.o: c_server/lib/%.c $(wildcard c_server/lib/*.h) | $(BUILD)/lib
+	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
+$(BUILD)/server/%.o: c_server/server/%.c $(wildcard c_server/lib/*.h c_server/server/*.h) | $(BUILD)/server
+	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
+$(BUILD)/client/%.o: client/%.c $(wildcard c_server/lib/*.h client/*.h) | $(BUILD)/client
+	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
+$(BUILD)/libc1m.a: $(LIB_OBJ)
+	ar rcs $@ $^
+$(BUILD)/c1m-server: $(filter-out $(BUILD)/server/stat_main.o,$(SERVER_OBJ)) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -o $@
+$(BUILD)/c1m-stat: $(BUILD)/server/stat_main.o $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -o $@
+$(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -lm -o $@
+$(BUILD)/lib $(BUILD)/server $(BUILD)/client:
+	mkdir -p $@
