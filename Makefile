@@ -55,3 +55,31 @@ $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
 $(BUILD)/lib $(BUILD)/server $(BUILD)/client:
 	mkdir -p $@
+
+# ---- the Python extension (pyext/), built for $(PYTHON) into $(BUILD)/pyext
+PYEXT_SRC := $(wildcard pyext/*.c pyext/*.h) $(LIB_SRC) $(wildcard c_server/lib/*.h)
+pyext: $(BUILD)/pyext/.built
+$(BUILD)/pyext/.built: $(PYEXT_SRC) pyext/setup.py
+	@test -f $$($(PYTHON) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h \
+		|| harness/install-deps.sh build
+	cd pyext && C1M_SANITIZE=$(SANITIZE) $(PYTHON) setup.py -q build_ext \
+		--build-temp $(abspath $(BUILD))/pyext-tmp --build-lib $(abspath $(BUILD))/pyext
+	touch $@
+
+# ---- tests: bats suites against $(BUILD); SANITIZE=1 runs them on ASan/UBSan
+test: test-deps build
+	C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) bats --timing tests/
+test-deps:
+	@harness/install-deps.sh test
+
+# ---- the benchmark harness (root): TIERS=10k,100k CONTENDERS=c,pyext REPEAT=3
+bench: bench-deps build
+	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh
+bench-deps:
+	@harness/install-deps.sh bench
+plot:
+	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; exit 2; }
+	harness/plot.sh $(RUN)
+
+clean:
+	rm -rf build build-san pyext/build

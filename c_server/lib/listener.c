@@ -134,7 +134,14 @@ int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, 
     l->handler = c1m_loop_handler(loop, on_listen_io, l);
     if (l->handler < 0)
         return -1;
-    return start_listener(l);
+    if (start_listener(l) < 0) {
+        int e = errno;
+        c1m_loop_handler_release(loop, l->handler);
+        l->handler = -1;
+        errno = e;
+        return -1;
+    }
+    return 0;
 }
 
 void c1m_listener_conn_closed(struct c1m_listener *l)
@@ -156,6 +163,10 @@ void c1m_listener_close(struct c1m_listener *l)
         c1m_loop_del(l->loop, l->fd);
         close(l->fd);
         l->fd = -1;
+    }
+    if (l->handler >= 0) {
+        c1m_loop_handler_release(l->loop, l->handler);
+        l->handler = -1;
     }
 }
 

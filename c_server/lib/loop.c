@@ -110,13 +110,30 @@ int c1m_loop_stopping(const c1m_loop *l) { return l->stop; }
 
 int c1m_loop_handler(c1m_loop *l, c1m_io_fn *fn, void *ud)
 {
-    if (!fn || l->nhandlers >= C1M_MAX_HANDLERS) {
-        errno = fn ? ENOSPC : EINVAL;
+    if (!fn) {
+        errno = EINVAL;
         return -1;
     }
-    l->handlers[l->nhandlers].fn = fn;
-    l->handlers[l->nhandlers].ud = ud;
-    return l->nhandlers++;
+    int id = 0;
+    while (id < l->nhandlers && l->handlers[id].fn) /* reuse a released slot */
+        id++;
+    if (id == C1M_MAX_HANDLERS) {
+        errno = ENOSPC;
+        return -1;
+    }
+    l->handlers[id].fn = fn;
+    l->handlers[id].ud = ud;
+    if (id == l->nhandlers)
+        l->nhandlers++;
+    return id;
+}
+
+void c1m_loop_handler_release(c1m_loop *l, int id)
+{
+    if (id >= 0 && id < l->nhandlers) {
+        l->handlers[id].fn = NULL;
+        l->handlers[id].ud = NULL;
+    }
 }
 
 static int fd_ok(const c1m_loop *l, int fd)
@@ -132,7 +149,8 @@ int c1m_loop_add(c1m_loop *l, int fd, uint32_t events, int handler)
 {
     if (!fd_ok(l, fd))
         return -1;
-    if (handler < 0 || handler >= l->nhandlers || events == 0 || l->slots[fd].events) {
+    if (handler < 0 || handler >= l->nhandlers || !l->handlers[handler].fn || events == 0 ||
+        l->slots[fd].events) {
         errno = l->slots[fd].events ? EEXIST : EINVAL;
         return -1;
     }
@@ -249,8 +267,9 @@ uint64_t c1m_loop_timer(c1m_loop *l, double ms, c1m_timer_fn *fn, void *ud)
     t->id = l->next_timer_id++;
     t->fn = fn;
     t->ud = ud;
+    uint64_t id = t->id; /* heap_up may move the entry */
     heap_up(l->heap, l->ntimers++);
-    return t->id;
+    return id;
 }
 
 int c1m_loop_timer_cancel(c1m_loop *l, uint64_t id)

@@ -43,6 +43,8 @@ int c1m_loop_max_fds(const c1m_loop *loop);
 
 /* Register an I/O handler; returns its id (>= 0) or -1 (table full). */
 int c1m_loop_handler(c1m_loop *loop, c1m_io_fn *fn, void *ud);
+/* Give a handler id back for reuse; no fd may still be watched with it. */
+void c1m_loop_handler_release(c1m_loop *loop, int handler);
 
 /* Watch fd with `events` (EPOLLIN|EPOLLOUT|EPOLLRDHUP...) using handler id.
  * add: fd must not be watched yet. mod: change the mask of a watched fd.

@@ -12,7 +12,7 @@
 #include "stats.h"
 
 static const char usage_line[] =
-    "usage: c1m-stat [--total | --json | --get FIELD] [--watch MS [--count N]]\n"
+    "usage: c1m-stat [--total | --json | --csv | --get FIELD] [--watch MS [--count N]]\n"
     "                [--wait-ready | --wait FIELD=N] [--timeout S] FILE\n";
 
 static void help(void)
@@ -22,6 +22,8 @@ static void help(void)
            "'total' line (key=value), or JSON.\n\n"
            "  --total          only the total line\n"
            "  --json           {\"kind\":..,\"workers\":[..],\"total\":{..}}\n"
+           "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,full\n"
+           "                   (a header first; for ramp curves with --watch)\n"
            "  --get FIELD      print one total: open accepted closed slow lines pongs oversized\n"
            "                   accept_errors workers listening full stopping exited failed ready\n"
            "                   (ready = 1 when every worker is listening or full)\n"
@@ -132,7 +134,7 @@ static void sleep_ms(long ms)
 
 int main(int argc, char **argv)
 {
-    int total_only = 0, json = 0, wait_ready = 0;
+    int total_only = 0, json = 0, csv = 0, wait_ready = 0;
     const char *get = NULL, *path = NULL;
     char wait_field[32] = "";
     long watch = 0, count = 0, timeout = 30, wait_n = 0;
@@ -145,6 +147,8 @@ int main(int argc, char **argv)
             total_only = 1;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--csv")) {
+            csv = 1;
         } else if (!strcmp(a, "--wait-ready")) {
             wait_ready = 1;
         } else if (!strcmp(a, "--get") || !strcmp(a, "--watch") || !strcmp(a, "--count") ||
@@ -224,6 +228,15 @@ int main(int argc, char **argv)
                 uint64_t v = 0;
                 field(&t, get, &v);
                 printf("%llu\n", U(v));
+            } else if (csv) {
+                struct timespec now;
+                clock_gettime(CLOCK_REALTIME, &now);
+                if (n == 0)
+                    printf("unix_ms,open,accepted,closed,slow,listening,full\n");
+                printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu\n",
+                       (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, U(t.open),
+                       U(t.accepted), U(t.closed), U(t.slow), U(t.st[C1M_ST_LISTENING]),
+                       U(t.st[C1M_ST_FULL]));
             } else if (json) {
                 print_json(&s, &t, recs);
             } else {

@@ -1,0 +1,286 @@
+/* options.c - c1m-client command line: "--flag value" or "--flag=value". */
+#include "options.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net.h"
+#include "workers.h"
+
+static const char usage_line[] =
+    "usage: c1m-client --connections N [--host H] [--port P] [--workers N|auto] "
+    "[--worker-conns N] [--src A-B] [--inflight N] [--rate R] [--connect-timeout S] "
+    "[--hold S] [--heartbeat S] [--min-available MiB] [--json FILE] [--quiet] [--help]\n";
+
+static const char help_text[] =
+    "Open, hold and optionally heartbeat N idle TCP connections to a c1m server.\n"
+    "\n"
+    "  --connections N      connections to open (required; k/m suffixes: 10k, 1m)\n"
+    "  --host H             server address, IPv4/IPv6/name (default 127.0.0.1)\n"
+    "  --port P             server port (default 9000)\n"
+    "  --workers N|auto     worker processes (default auto = ceil(N / worker cap))\n"
+    "  --worker-conns N     per-worker connection cap (default and maximum:\n"
+    "                       RLIMIT_NOFILE soft limit - 64)\n"
+    "  --src A-B            IPv4 source addresses to bind, e.g. 127.0.0.2-127.0.0.20\n"
+    "                       (or one address); the kernel picks the port at connect\n"
+    "                       time. Default for a 127.x host: 127.0.0.2 upwards, one\n"
+    "                       address per 60000 connections; other hosts: no bind\n"
+    "  --inflight N         per-worker cap on connects in progress (default 1000)\n"
+    "  --rate R             new connections/s over all workers, 0 = unlimited (default 0)\n"
+    "  --connect-timeout S  fail a connect not done after S seconds (default 10)\n"
+    "  --hold S             keep connections open S seconds after the ramp (default 0:\n"
+    "                       close after the summary; negative or inf: until SIGINT/SIGTERM)\n"
+    "  --heartbeat S        during the hold, send ping\\n on every connection once per\n"
+    "                       S seconds and time the pong\\n replies (default 0 = off)\n"
+    "  --min-available MiB  stop opening connections when MemAvailable drops below MiB\n"
+    "                       (default 0 = off)\n"
+    "  --json FILE          also write the summary as JSON to FILE\n"
+    "  --quiet              no progress line on stderr\n"
+    "  --help               this text\n"
+    "\n"
+    "Exit status: 0 all connections established (and held to the end, no pings lost),\n"
+    "1 some failed, were closed by the peer or lost pings, or a worker died, 2 usage error.\n";
+
+void c1m_opts_usage(void)
+{
+    fputs(usage_line, stderr);
+}
+
+static int bad(const char *flag, const char *value, const char *why)
+{
+    if (value)
+        fprintf(stderr, "c1m-client: %s: invalid value '%s'%s%s\n", flag, value, why ? ": " : "",
+                why ? why : "");
+    else
+        fprintf(stderr, "c1m-client: %s: %s\n", flag, why);
+    fputs(usage_line, stderr);
+    return 2;
+}
+
+/* A number of seconds: finite unless allow_inf ("inf" accepted). */
+static int parse_seconds(const char *s, double min, double max, int allow_inf, double *out)
+{
+    char *end;
+    if (!*s)
+        return -1;
+    double v = strtod(s, &end);
+    if (*end || isnan(v))
+        return -1;
+    if (isinf(v)) {
+        if (!allow_inf)
+            return -1;
+        *out = v;
+        return 0;
+    }
+    if (v < min || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_src(const char *s, uint32_t *first, uint32_t *count)
+{
+    char a[INET_ADDRSTRLEN], b[INET_ADDRSTRLEN];
+    const char *dash = strchr(s, '-');
+    size_t la = dash ? (size_t)(dash - s) : strlen(s);
+    if (la == 0 || la >= sizeof(a))
+        return -1;
+    memcpy(a, s, la);
+    a[la] = 0;
+    if (dash) {
+        if (strlen(dash + 1) >= sizeof(b))
+            return -1;
+        strcpy(b, dash + 1);
+    } else {
+        strcpy(b, a);
+    }
+    struct in_addr ia, ib;
+    if (inet_pton(AF_INET, a, &ia) != 1 || inet_pton(AF_INET, b, &ib) != 1)
+        return -1;
+    uint32_t x = ntohl(ia.s_addr), y = ntohl(ib.s_addr);
+    if (y < x || y - x >= 65536)
+        return -1;
+    *first = x;
+    *count = y - x + 1;
+    return 0;
+}
+
+enum { F_CONN, F_HOST, F_PORT, F_WORKERS, F_WCONNS, F_SRC, F_INFLIGHT, F_RATE, F_CTIMEOUT,
+       F_HOLD, F_HEARTBEAT, F_MINAVAIL, F_JSON, F_QUIET, F_HELP, F_COUNT };
+
+static const struct { const char *name; int has_value; } flags[F_COUNT] = {
+    [F_CONN] = {"--connections", 1},     [F_HOST] = {"--host", 1},
+    [F_PORT] = {"--port", 1},            [F_WORKERS] = {"--workers", 1},
+    [F_WCONNS] = {"--worker-conns", 1},  [F_SRC] = {"--src", 1},
+    [F_INFLIGHT] = {"--inflight", 1},    [F_RATE] = {"--rate", 1},
+    [F_CTIMEOUT] = {"--connect-timeout", 1}, [F_HOLD] = {"--hold", 1},
+    [F_HEARTBEAT] = {"--heartbeat", 1},  [F_MINAVAIL] = {"--min-available", 1},
+    [F_JSON] = {"--json", 1},            [F_QUIET] = {"--quiet", 0},
+    [F_HELP] = {"--help", 0},
+};
+
+int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
+{
+    memset(o, 0, sizeof(*o));
+    o->host = "127.0.0.1";
+    o->port = 9000;
+    o->inflight = 1000;
+    o->connect_timeout = 10;
+    const char *workers_arg = NULL, *src_arg = NULL;
+    long cap_max = (long)c1m_nofile_limit() - 64;
+    long v;
+
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        const char *eq = strchr(arg, '=');
+        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
+        int f;
+        for (f = 0; f < F_COUNT; f++)
+            if (strlen(flags[f].name) == nlen && strncmp(flags[f].name, arg, nlen) == 0)
+                break;
+        if (f == F_COUNT) {
+            fprintf(stderr, "c1m-client: %s: unknown %s\n", arg,
+                    arg[0] == '-' ? "flag" : "argument");
+            fputs(usage_line, stderr);
+            return 2;
+        }
+        const char *name = flags[f].name;
+        if (flags[f].has_value) {
+            if (eq)
+                val = eq + 1;
+            else if (i + 1 < argc)
+                val = argv[++i];
+            else
+                return bad(name, NULL, "missing value");
+        } else if (eq) {
+            return bad(name, NULL, "takes no value");
+        }
+        switch (f) {
+        case F_CONN:
+            if (c1m_parse_long(val, 1, 100000000, 1, &o->connections) < 0)
+                return bad(name, val, "expected 1..100m");
+            break;
+        case F_HOST:
+            if (!*val)
+                return bad(name, val, "empty");
+            o->host = val;
+            break;
+        case F_PORT:
+            if (c1m_parse_long(val, 1, 65535, 0, &v) < 0)
+                return bad(name, val, "expected 1..65535");
+            o->port = (int)v;
+            break;
+        case F_WORKERS:
+            if (strcmp(val, "auto") == 0) {
+                workers_arg = NULL;
+                o->workers = 0;
+            } else if (c1m_parse_long(val, 1, 1024, 0, &v) < 0) {
+                return bad(name, val, "expected 1..1024 or auto");
+            } else {
+                workers_arg = val;
+                o->workers = (int)v;
+            }
+            break;
+        case F_WCONNS:
+            if (cap_max < 1 || c1m_parse_long(val, 1, cap_max, 1, &o->worker_conns) < 0) {
+                char why[80];
+                snprintf(why, sizeof(why), "expected 1..%ld (RLIMIT_NOFILE - 64)", cap_max);
+                return bad(name, val, why);
+            }
+            break;
+        case F_SRC:
+            if (parse_src(val, &o->src_first, &o->src_count) < 0)
+                return bad(name, val, "expected IPv4 A-B (A <= B, at most 65536) or one address");
+            src_arg = val;
+            break;
+        case F_INFLIGHT:
+            if (c1m_parse_long(val, 1, 1000000, 1, &o->inflight) < 0)
+                return bad(name, val, "expected 1..1m");
+            break;
+        case F_RATE:
+            if (c1m_parse_long(val, 0, 1000000000, 1, &o->rate) < 0)
+                return bad(name, val, "expected a rate >= 0 (0 = unlimited)");
+            break;
+        case F_CTIMEOUT:
+            if (parse_seconds(val, 0.001, 3600, 0, &o->connect_timeout) < 0)
+                return bad(name, val, "expected seconds in 0.001..3600");
+            break;
+        case F_HOLD:
+            if (parse_seconds(val, -1e300, 1e9, 1, &o->hold) < 0)
+                return bad(name, val, "expected seconds (negative or inf: until a signal)");
+            if (o->hold < 0 || isinf(o->hold))
+                o->hold = -1;
+            break;
+        case F_HEARTBEAT:
+            if (parse_seconds(val, 0, 86400, 0, &o->heartbeat) < 0 ||
+                (o->heartbeat > 0 && o->heartbeat < 0.01))
+                return bad(name, val, "expected seconds: 0 (off) or 0.01..86400");
+            break;
+        case F_MINAVAIL:
+            if (c1m_parse_long(val, 0, 1L << 40, 1, &o->min_available_mib) < 0)
+                return bad(name, val, "expected MiB >= 0");
+            break;
+        case F_JSON:
+            if (!*val)
+                return bad(name, val, "empty file name");
+            o->json = val;
+            break;
+        case F_QUIET:
+            o->quiet = 1;
+            break;
+        case F_HELP:
+            fputs(usage_line, stdout);
+            fputs(help_text, stdout);
+            return 0;
+        }
+    }
+    if (o->connections == 0)
+        return bad("--connections", NULL, "required");
+
+    int rc = c1m_resolve(o->host, o->port, &o->dst, &o->dstlen);
+    if (rc != 0)
+        return bad("--host", o->host, gai_strerror(rc));
+    int v6 = o->dst.ss_family == AF_INET6;
+
+    if (cap_max < 1)
+        return bad("--worker-conns", NULL, "RLIMIT_NOFILE is too low (needs > 64)");
+    if (o->worker_conns == 0)
+        o->worker_conns = cap_max;
+    if (o->workers == 0) {
+        o->workers = c1m_workers_auto(o->connections, o->worker_conns);
+        if (o->workers > 1024) {
+            char why[120];
+            snprintf(why, sizeof(why), "%ld connections need more than 1024 workers of %ld",
+                     o->connections, o->worker_conns);
+            return bad("--workers", NULL, why);
+        }
+    }
+    long share = (o->connections + o->workers - 1) / o->workers;
+    if (share > o->worker_conns) {
+        char why[200];
+        snprintf(why, sizeof(why),
+                 "%d worker(s) would hold %ld connections each, above the per-worker cap %ld: "
+                 "use --workers %d or more (or --workers auto)",
+                 o->workers, share, o->worker_conns,
+                 c1m_workers_auto(o->connections, o->worker_conns));
+        return bad(workers_arg ? "--workers" : "--worker-conns", NULL, why);
+    }
+
+    if (src_arg && v6)
+        return bad("--src", src_arg, "IPv4 source addresses but --host is IPv6");
+    if (!src_arg && !v6) {
+        const struct sockaddr_in *s4 = (const struct sockaddr_in *)&o->dst;
+        if ((ntohl(s4->sin_addr.s_addr) >> 24) == 127) {
+            o->src_first = (127u << 24) | 2u;
+            o->src_count = (uint32_t)((o->connections + C1M_CONNS_PER_SRC - 1) / C1M_CONNS_PER_SRC);
+        }
+    }
+    if (o->heartbeat > 0 && o->hold == 0)
+        fprintf(stderr, "c1m-client: warning: --heartbeat has no effect without --hold\n");
+    return -1;
+}

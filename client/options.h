@@ -1,0 +1,40 @@
+/* options.h - the command line of c1m-client, validated, plus what follows
+ * from it (worker count, per-worker shares, source addresses). */
+#ifndef C1M_CLIENT_OPTIONS_H
+#define C1M_CLIENT_OPTIONS_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+struct c1m_opts {
+    long connections;
+    const char *host;
+    int port;
+    int workers;            /* resolved: --workers or auto */
+    long worker_conns;      /* per-worker cap */
+    long inflight;
+    long rate;              /* connections/s over all workers, 0 = unlimited */
+    double connect_timeout; /* seconds */
+    double hold;            /* seconds; < 0 = until SIGINT/SIGTERM */
+    double heartbeat;       /* seconds, 0 = off */
+    long min_available_mib; /* 0 = off */
+    const char *json;
+    int quiet;
+    /* derived */
+    struct sockaddr_storage dst;
+    socklen_t dstlen;
+    uint32_t src_first;     /* IPv4, host order; src_count 0 = do not bind */
+    uint32_t src_count;
+};
+
+/* Parse argv into *o. Returns -1 to go on, or an exit status: 0 after --help,
+ * 2 after a usage error (a message naming the flag and the usage line are
+ * printed on stderr). */
+int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o);
+/* The one-line usage, for usage errors found after parsing. */
+void c1m_opts_usage(void);
+
+/* Connections per source address when not given (below the 64k port space). */
+#define C1M_CONNS_PER_SRC 60000
+
+#endif

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# install-deps.sh {build|test|bench}: install the Debian packages a target
+# needs, only those missing. Needs root (apt-get) when something is missing.
+set -euo pipefail
+what=${1:-test}
+pkgs=(gcc make libc6-dev python3 python3-dev python3-setuptools)
+case "$what" in
+    build) ;;
+    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop) ;;
+    bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop) ;;
+    *) echo "usage: install-deps.sh build|test|bench" >&2; exit 2 ;;
+esac
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+    echo "missing packages: ${missing[*]}" >&2
+    echo "install them as root: apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+echo "installing: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

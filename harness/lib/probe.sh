@@ -1,0 +1,58 @@
+# probe.sh - read what a run costs, from /proc, without touching sockets.
+# Never lists /proc/PID/fd (that creates kernel objects and takes seconds at 1M).
+
+# server_pids STATS_FILE PARENT_PID: the parent and every worker pid.
+server_pids() {
+    { echo "$2"; "$BUILD/c1m-stat" "$1" 2>/dev/null | sed -n 's/^worker=[0-9]* pid=\([0-9]*\).*/\1/p'; } \
+        | awk '$1 > 0' | sort -un | tr '\n' ' '
+}
+
+# rss_kib PIDS...: "rssanon_kib pss_kib" summed over the pids.
+rss_kib() {
+    local p anon=0 pss=0 a s
+    for p in "$@"; do
+        a=$(awk '/^RssAnon:/{print $2}' "/proc/$p/status" 2>/dev/null)
+        s=$(awk '/^Pss:/{print $2}' "/proc/$p/smaps_rollup" 2>/dev/null)
+        anon=$((anon + ${a:-0})); pss=$((pss + ${s:-0}))
+    done
+    echo "$anon $pss"
+}
+
+# cpu_ticks PIDS...: utime+stime summed (clock ticks). Workers are reaped by
+# their parent only at the end, so live pids cover the whole run.
+cpu_ticks() {
+    local p t=0 v
+    for p in "$@"; do
+        v=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}')
+        t=$((t + ${v:-0}))
+    done
+    echo "$t"
+}
+ticks_to_s() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t / hz}'; }
+
+# machine_cpu: "busy total" jiffies from /proc/stat's cpu line.
+machine_cpu() { awk '/^cpu /{b=$2+$3+$4+$7+$8+$9; print b, b+$5+$6}' /proc/stat; }
+
+# slab_kib: "sock_caches_kib slab_kib": the caches an idle socket lives in
+# (TCP, TCPv6, sock_inode_cache, filp, dentry, eventpoll_epi, eventpoll_pwq)
+# and /proc/meminfo's whole Slab.
+slab_kib() {
+    local sock
+    sock=$(awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {s += $2 * $4} END {printf "%d", s / 1024}' /proc/slabinfo)
+    echo "$sock $(awk '/^Slab:/{print $2}' /proc/meminfo)"
+}
+
+# slab_detail: one "name=kib" per socket cache, for the results.
+slab_detail() {
+    awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {printf "%s=%d ", $1, $2 * $4 / 1024}' /proc/slabinfo
+}
+
+# netns_nstat NS: "overflows drops reqqfull" (absolute; a fresh netns starts at 0).
+netns_nstat() {
+    ip netns exec "$1" nstat -asz 2>/dev/null | awk '
+        $1=="TcpExtListenOverflows"{o=$2} $1=="TcpExtListenDrops"{d=$2} $1=="TcpExtTCPReqQFull"{q=$2}
+        END{printf "%d %d %d\n", o, d, q}'
+}
+
+# netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).
+netns_tcp_inuse() { ip netns exec "$1" awk '$1=="TCP:"{print $3}' /proc/net/sockstat; }

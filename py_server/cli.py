@@ -1,0 +1,164 @@
+"""Command line of the Python contenders: one entry point, the contender chosen
+by --loop and --api. The shared flags mean what they mean for c1m-server.
+"""
+import argparse
+import math
+import resource
+import sys
+
+# fds a worker keeps for itself (loop, self-pipe, listener, stdio, slack), as the C server.
+FD_RESERVE = 64
+# --workers auto plans for 95% fill, as the C server: SO_REUSEPORT hashing is
+# not perfectly even, and a full worker hands its share to the others.
+AUTO_FILL = 0.95
+
+KINDS = {
+    ("asyncio", "streams"): "asyncio-streams",
+    ("asyncio", "protocol"): "asyncio-protocol",
+    ("uvloop", "streams"): "uvloop-streams",
+    ("uvloop", "protocol"): "uvloop-protocol",
+    ("c1m", "protocol"): "pyext",
+}
+
+USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m --api streams|protocol [--host H] "
+         "[--port P]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
+         "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--stats PATH] [--quiet]")
+
+EPILOG = """contenders (each step changes one thing):
+  --loop asyncio --api streams    asyncio-streams: seed 000's asyncio.start_server handler
+  --loop asyncio --api protocol   asyncio-protocol: one asyncio.Protocol class with __slots__
+  --loop uvloop  --api protocol   uvloop-protocol: the same class on uvloop
+  --loop c1m     --api protocol   pyext: the same class on the c1m extension's loop
+  --loop uvloop  --api streams    uvloop-streams: seed 000's handler on uvloop
+
+Exit status: 0 after SIGTERM/SIGINT with every worker clean, 1 if a worker failed
+or died, 2 on a usage error, 3 if the loop is unavailable (uvloop or c1m not importable).
+"""
+
+
+def nofile_limit():
+    return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+
+
+def parse_long(s, lo, hi, suffix):
+    """An integer in [lo, hi]; k/m suffixes (x1000, x1000000) when suffix."""
+    t = s.strip().lower()
+    mult = 1
+    if suffix and t[-1:] in ("k", "m"):
+        mult = 1000 if t[-1] == "k" else 1000000
+        t = t[:-1]
+    if not t.isdigit():
+        raise ValueError(s)
+    x = int(t) * mult
+    if not lo <= x <= hi:
+        raise ValueError(s)
+    return x
+
+
+def _number(lo, hi, suffix, why):
+    def conv(s):
+        try:
+            return parse_long(s, lo, hi, suffix)
+        except ValueError:
+            raise argparse.ArgumentTypeError("%r: %s" % (s, why)) from None
+    return conv
+
+
+def _workers(s):
+    if s == "auto":
+        return 0
+    try:
+        return parse_long(s, 1, 4096, False)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: expects a number 1-4096 or 'auto'" % s) from None
+
+
+def _nonempty(what):
+    def conv(s):
+        if not s:
+            raise argparse.ArgumentTypeError("empty %s" % what)
+        return s
+    return conv
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # "argument --port: '70000': expects a port 0-65535" names the flag; exit 2
+        sys.stderr.write("py_server: %s\nusage: %s\n" % (message, USAGE))
+        sys.exit(2)
+
+
+def build_parser():
+    nofile = nofile_limit()
+    p = _Parser(prog="python3 -m py_server", usage=USAGE,
+                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+                description="Holds idle TCP connections in N SO_REUSEPORT worker processes on a "
+                            "Python event loop. Answers \"ping\\n\" with \"pong\\n\"; other lines "
+                            "are counted.")
+    p.add_argument("--loop", required=True, choices=("asyncio", "uvloop", "c1m"),
+                   help="event loop: asyncio's default, uvloop, or the c1m extension's")
+    p.add_argument("--api", required=True, choices=("streams", "protocol"),
+                   help="seed 000's streams handler, or the Protocol class")
+    p.add_argument("--host", default="0.0.0.0", type=_nonempty("host"),
+                   help="address to listen on (default 0.0.0.0)")
+    p.add_argument("--port", default=9000, type=_number(0, 65535, False, "expects a port 0-65535"),
+                   help="TCP port (default 9000)")
+    p.add_argument("--backlog", default=65535,
+                   type=_number(1, 1 << 20, True, "expects a number 1-1048576"),
+                   help="listen() backlog per worker (default 65535; the kernel caps it at "
+                        "net.core.somaxconn)")
+    p.add_argument("--workers", default=0, type=_workers, metavar="N|auto",
+                   help="worker processes (default auto: enough workers of --worker-conns each "
+                        "to hold --max-conns at %d%%%% fill)" % (AUTO_FILL * 100))
+    p.add_argument("--max-conns", default=10000,
+                   type=_number(1, 100000000, True, "expects a number 1-100m (k/m suffixes "
+                                                    "allowed)"),
+                   metavar="N", help="connections the server is sized for (default 10000)")
+    p.add_argument("--worker-conns", default=None,
+                   type=_number(1, 100000000, True, "expects a positive number"), metavar="N",
+                   help="per-worker cap: a worker at the cap closes its listener and re-opens it "
+                        "below 90%%%% (default RLIMIT_NOFILE - %d = %d here)"
+                        % (FD_RESERVE, nofile - FD_RESERVE))
+    bufs = _number(0, 1 << 28, True, "expects bytes 0-268435456 (0 = kernel default)")
+    p.add_argument("--sndbuf", default=4096, type=bufs, metavar="B",
+                   help="SO_SNDBUF per connection (default 4096; 0 = kernel default)")
+    p.add_argument("--rcvbuf", default=4096, type=bufs, metavar="B",
+                   help="SO_RCVBUF per connection (default 4096; 0 = kernel default)")
+    p.add_argument("--max-pending", default=4096, metavar="B",
+                   type=_number(1, 1 << 30, True, "expects bytes 1-1073741824"),
+                   help="reply bytes a connection may have waiting before it is closed as "
+                        "slow (default 4096)")
+    p.add_argument("--stats", default=None, type=_nonempty("path"), metavar="PATH",
+                   help="live counters file (default /dev/shm/c1m-KIND-PORT.stats); read it "
+                        "with python3 -m py_server.stats or c1m-stat")
+    p.add_argument("--quiet", action="store_true", help="no start/stop messages")
+    return p
+
+
+def parse(argv=None):
+    """Parsed and validated configuration (an argparse.Namespace with kind,
+    worker_conns and workers resolved). Exits 2 on a usage error."""
+    p = build_parser()
+    cfg = p.parse_args(argv)
+    kind = KINDS.get((cfg.loop, cfg.api))
+    if kind is None:
+        p.error("argument --api: the c1m loop has no streams API; use --api protocol")
+    cfg.kind = kind
+    nofile = nofile_limit()
+    limit = nofile - FD_RESERVE
+    if limit < 1:
+        p.error("argument --worker-conns: RLIMIT_NOFILE is too low to hold any connection")
+    if cfg.worker_conns is None:
+        cfg.worker_conns = limit
+    elif cfg.worker_conns > limit:
+        p.error("argument --worker-conns: %d exceeds RLIMIT_NOFILE %d minus %d reserved fds"
+                % (cfg.worker_conns, nofile, FD_RESERVE))
+    cfg.workers_auto = cfg.workers == 0
+    if cfg.workers_auto:
+        per = max(1, int(cfg.worker_conns * AUTO_FILL))
+        cfg.workers = max(1, math.ceil(cfg.max_conns / per))
+    if cfg.port == 0 and cfg.workers > 1:
+        p.error("argument --port: port 0 needs --workers 1 (workers must share one port)")
+    if cfg.stats is None:
+        cfg.stats = "/dev/shm/c1m-%s-%d.stats" % (kind, cfg.port)
+    return cfg

@@ -1,0 +1,272 @@
+"""Choose and make the event loop, create the server on it, run and stop it.
+
+Three loops behind one small interface (what the worker needs):
+
+    b = make_backend(cfg, counters)
+    b.listen(cb)              # create the server; cb(None) on success, cb(exc)
+    b.close_server()          # close the listening socket (FULL, or stopping)
+    b.close_connections()     # close every connection (shutdown)
+    b.call_later(s, fn)  b.add_signal_handler(sig, fn)  b.run_forever()  b.stop()
+
+asyncio and uvloop: loop.create_server / asyncio.start_server (coroutines;
+listen() runs them to completion before the loop runs, as a task after).
+c1m: the extension's synchronous Loop.create_server, using only the subset of
+the asyncio API the extension documents.
+"""
+import asyncio
+import gc
+import glob
+import os
+import sys
+
+from . import streams
+from .protocol import LineProtocol, abort
+
+
+class Unavailable(Exception):
+    """The requested loop cannot be imported (exit status 3)."""
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def import_uvloop():
+    try:
+        import uvloop
+    except Exception as e:  # ImportError, or a broken build
+        raise Unavailable("uvloop unavailable: %s: %s (python %s; Debian: apt-get install "
+                          "python3-uvloop)" % (type(e).__name__, e, sys.executable)) from None
+    return uvloop
+
+
+def c1m_search_dirs():
+    """Where `make pyext` may leave the extension, after $C1M_PYEXT_PATH."""
+    dirs = [d for d in os.environ.get("C1M_PYEXT_PATH", "").split(os.pathsep) if d]
+    for sub in ("build/pyext", "build", "pyext", "pyext/build"):
+        dirs.append(os.path.join(REPO, sub))
+    dirs.extend(sorted(glob.glob(os.path.join(REPO, "pyext", "build", "lib*"))))
+    return dirs
+
+
+def import_c1m():
+    try:
+        import c1m
+        return c1m
+    except ModuleNotFoundError as e:
+        first = e  # not on sys.path: look where the build puts it
+    except ImportError as e:  # there, but broken: say so, do not look further
+        raise Unavailable("c1m extension unavailable: %s (build it with `make pyext`)" % e) \
+            from None
+    for d in c1m_search_dirs():
+        if glob.glob(os.path.join(d, "c1m*.so")) and d not in sys.path:
+            sys.path.insert(0, d)
+            try:
+                import c1m
+                return c1m
+            except ImportError as e:
+                first = e
+                sys.path.remove(d)
+    raise Unavailable("c1m extension unavailable: %s (build it with `make pyext`; searched "
+                      "sys.path and %s)" % (first, ", ".join(c1m_search_dirs())))
+
+
+def check_available(loop_name):
+    """Import the loop's module in the parent, before forking: fail once, clearly."""
+    if loop_name == "uvloop":
+        import_uvloop()
+    elif loop_name == "c1m":
+        import_c1m()
+
+
+class AsyncioBackend:
+    """asyncio's default (selector) loop or uvloop's; streams or protocol API."""
+
+    def __init__(self, cfg, counters):
+        self.cfg = cfg
+        self.counters = counters
+        self.selector = cfg.loop != "uvloop"
+        if self.selector:
+            self.loop = asyncio.new_event_loop()
+        else:
+            self.loop = import_uvloop().new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        self.server = None
+        if cfg.api == "streams":
+            self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf)
+        else:
+            LineProtocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf)
+
+    def _create(self):
+        cfg = self.cfg
+        if cfg.api == "streams":
+            return streams.start_server(self.handler, cfg.host, cfg.port, cfg.backlog)
+        return self.loop.create_server(LineProtocol, cfg.host, cfg.port, backlog=cfg.backlog,
+                                       reuse_port=True)
+
+    def listen(self, cb):
+        if not self.loop.is_running():
+            try:
+                self.server = self.loop.run_until_complete(self._create())
+            except OSError as e:
+                cb(e)
+                return
+            cb(None)
+            return
+
+        def done(task):
+            exc = asyncio.CancelledError() if task.cancelled() else task.exception()
+            if exc is None:
+                self.server = task.result()
+            cb(exc)
+
+        self.loop.create_task(self._create()).add_done_callback(done)
+
+    def close_server(self):
+        s, self.server = self.server, None
+        if s is None:
+            return
+        if not self.selector:
+            s.close()  # uvloop: transports are made at accept time, nothing is pending
+            return
+        # asyncio (3.11) sets an accepted connection up in a task one or two
+        # loop iterations after accept(), and Server._attach() asserts that
+        # the server is not closed: Server.close() under a pending set-up fails
+        # that connection and leaks its socket. And at EMFILE its accept batch
+        # loop goes on calling accept() up to `backlog` times unless the
+        # listening socket is gone. So close the listening sockets themselves,
+        # now (remove the reader, detach, close the fd: the kernel resets or,
+        # with tcp_migrate_req=1, migrates its queue), and leave the Server
+        # object open for the set-ups still pending; it is dropped after.
+        raw = getattr(s, "_sockets", None)
+        if not isinstance(raw, list):
+            s.close()  # not the asyncio this was written against: the plain way
+            return
+        for sock in raw:
+            fd = sock.fileno()
+            if fd < 0:
+                continue
+            try:
+                self.loop.remove_reader(fd)
+            except (OSError, ValueError):
+                pass
+            os.close(sock.detach())
+
+    def close_connections(self):
+        if self.cfg.api == "streams":
+            # Cancel every handler: each closes its writer in its `finally`.
+            for task in asyncio.all_tasks(self.loop):
+                if getattr(task.get_coro(), "__name__", "") == "handle_conn":
+                    task.cancel()
+        else:
+            close_protocols()
+
+    def set_exception_handler(self, fn):
+        self.loop.set_exception_handler(fn)
+
+    def call_later(self, delay, fn, *args):
+        return self.loop.call_later(delay, fn, *args)
+
+    def add_signal_handler(self, signum, fn, *args):
+        self.loop.add_signal_handler(signum, fn, *args)
+
+    def run_forever(self):
+        self.loop.run_forever()
+
+    def stop(self):
+        self.loop.stop()
+
+
+class C1mBackend:
+    """The CPython extension's loop (pyext/): c1m.Loop().
+
+    Its transports expose no socket object (get_extra_info("socket") is None),
+    so per-connection SO_SNDBUF/SO_RCVBUF are handed to create_server, which
+    sets them on each accepted fd in C as c1m-server does, when the extension
+    takes those keywords; otherwise (the documented minimal subset) they are
+    left at the kernel defaults and a note is printed."""
+
+    def __init__(self, cfg, counters):
+        self.cfg = cfg
+        self.counters = counters
+        self.loop = import_c1m().Loop()
+        self.server = None
+        self.bufs_kw = cfg.sndbuf > 0 or cfg.rcvbuf > 0
+        # The protocol's own get_extra_info("socket") path would find None.
+        LineProtocol.configure(counters, cfg.max_pending, 0, 0)
+
+    def _create(self):
+        cfg = self.cfg
+        if self.bufs_kw:
+            try:
+                return self.loop.create_server(LineProtocol, cfg.host, cfg.port,
+                                               backlog=cfg.backlog, reuse_port=True,
+                                               sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf)
+            except TypeError:
+                self.bufs_kw = False
+                sys.stderr.write("py_server: note: c1m.Loop.create_server takes no sndbuf/"
+                                 "rcvbuf: connections keep the kernel's buffer sizes\n")
+        return self.loop.create_server(LineProtocol, cfg.host, cfg.port, backlog=cfg.backlog,
+                                       reuse_port=True)
+
+    def listen(self, cb):
+        try:
+            self.server = self._create()
+        except OSError as e:
+            cb(e)
+            return
+        cb(None)
+
+    def close_server(self):
+        s, self.server = self.server, None
+        if s is not None:
+            s.close()
+
+    def close_connections(self):
+        close_protocols()
+
+    def set_exception_handler(self, fn):
+        seh = getattr(self.loop, "set_exception_handler", None)
+        if seh is not None:
+            seh(fn)
+
+    def call_later(self, delay, fn, *args):
+        return self.loop.call_later(delay, fn, *args)
+
+    def add_signal_handler(self, signum, fn, *args):
+        self.loop.add_signal_handler(signum, fn, *args)
+
+    def run_forever(self):
+        self.loop.run_forever()
+
+    def stop(self):
+        self.loop.stop()
+
+
+def close_protocols():
+    """Close the transport of every live LineProtocol. The protocols are found
+    through the garbage collector's list of tracked objects, so that no
+    per-connection registry (a set entry per connection) is paid for the one
+    moment it is needed: shutdown."""
+    n = 0
+    for obj in gc.get_objects():
+        if type(obj) is LineProtocol:
+            t = getattr(obj, "t", None)
+            if t is not None and not t.is_closing():
+                t.close()
+                n += 1
+    return n
+
+
+def abort_protocols():
+    """Abort what close() left open (peers that do not read keep output queued)."""
+    for obj in gc.get_objects():
+        if type(obj) is LineProtocol:
+            t = getattr(obj, "t", None)
+            if t is not None:
+                abort(t)
+
+
+def make_backend(cfg, counters):
+    if cfg.loop == "c1m":
+        return C1mBackend(cfg, counters)
+    return AsyncioBackend(cfg, counters)

@@ -1,0 +1,75 @@
+"""asyncio-streams: seed 000's server, as written there, plus the line rules.
+
+Seed 000 (the article this benchmark answers) served idle connections with
+
+    async def handle_conn(reader, writer):
+        try:
+            while True:
+                data = await reader.read(1024)
+                if not data: break
+        except ConnectionResetError: pass
+        finally:
+            writer.close(); await writer.wait_closed()
+
+    server = await asyncio.start_server(handle_conn, "0.0.0.0", 9000)
+
+handle_conn below is that loop; the additions are the counters, the per
+connection buffer sizes, the pong replies with their output bound, and the
+oversized-line rule, all shared with the Protocol contenders (protocol.py).
+"""
+import asyncio
+
+from .protocol import PING_NL, PONG, abort, feed, set_bufs
+
+
+def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
+    """The client_connected_cb for asyncio.start_server, counting into w
+    (protocol.Counters)."""
+    bufs = sndbuf > 0 or rcvbuf > 0
+
+    async def handle_conn(reader, writer):
+        w.open += 1
+        w.accepted += 1
+        if bufs:
+            set_bufs(writer.get_extra_info("socket"), sndbuf, rcvbuf)
+        if w.open >= w.cap:
+            w.at_cap()
+        n = 0  # the partial line's state (protocol.feed)
+        try:
+            while True:
+                data = await reader.read(1024)
+                if not data: break
+                if n == 0 and data == PING_NL:
+                    lines = pings = 1
+                else:
+                    n, lines, pings = feed(data, n)
+                w.lines += lines
+                w.pongs += pings
+                if n < 0:
+                    w.oversized += 1
+                    break
+                if pings:
+                    writer.write(PONG if pings == 1 else PONG * pings)
+                    if writer.transport.get_write_buffer_size() > max_pending:
+                        w.slow += 1
+                        abort(writer.transport)
+                        break
+        except ConnectionResetError: pass
+        except OSError: pass  # ETIMEDOUT, EPIPE...: the connection is gone all the same
+        finally:
+            try:
+                writer.close(); await writer.wait_closed()
+            except OSError:
+                pass  # the peer reset it: already closed
+            finally:
+                w.open -= 1
+                w.closed += 1
+                if w.open < w.resume_at:
+                    w.low()
+
+    return handle_conn
+
+
+async def start_server(handle_conn, host, port, backlog):
+    """Seed 000's call, with the backlog and SO_REUSEPORT every contender gets."""
+    return await asyncio.start_server(handle_conn, host, port, backlog=backlog, reuse_port=True)

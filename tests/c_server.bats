@@ -1,0 +1,193 @@
+#!/usr/bin/env bats
+# c1m-server: usage, protocol, multi-process counts, failure handling.
+# Runs in a fresh network namespace (skips without root).
+
+setup_file() {
+    load helpers
+    ns_setup
+}
+teardown_file() {
+    load helpers
+    ns_teardown
+}
+
+setup() {
+    load helpers
+    load_bats_libs
+    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    STATS=$BATS_TEST_TMPDIR/server.stats
+    PORT=9000
+}
+teardown() {
+    stop_pid "${CLIENT_PID:-}"
+    stop_pid "${SERVER_PID:-}"
+    # belt and braces: the server's own pid, from its counters file
+    [ -f "$STATS" ] && stop_pid "$("$STAT" --get pid "$STATS")"
+    return 0
+}
+
+@test "--help documents every flag and exits 0" {
+    run "$SERVER" --help
+    assert_success
+    for f in --host --port --backlog --workers --max-conns --worker-conns --sndbuf --rcvbuf --max-pending --stats; do
+        assert_output --partial -- "$f"
+    done
+}
+
+@test "usage errors exit 2 and name the flag" {
+    for args in "--port" "--port 70000" "--port abc" "--workers 0" "--workers many" "--backlog -1" \
+                "--max-conns 0" "--worker-conns 99999999" "--sndbuf x" "--bogus" "stray" "--host" "--stats"; do
+        run "$SERVER" $args
+        assert_failure 2
+        assert_output --partial "${args%% *}"
+        assert_output --partial "usage:"
+    done
+}
+
+@test "c1m-stat usage errors exit 2; a missing file exits 1" {
+    run "$STAT"
+    assert_failure 2
+    run "$STAT" --get nosuchfield /dev/null
+    assert_failure 2
+    run "$STAT" --bogus x
+    assert_failure 2
+    run "$STAT" "$BATS_TEST_TMPDIR/none.stats"
+    assert_failure 1
+}
+
+@test "an address that cannot be bound is a clear runtime error (exit 1)" {
+    # 192.0.2.1 (TEST-NET-1) is not local: bind() fails with EADDRNOTAVAIL.
+    run in_ns "$SERVER" --host 192.0.2.1 --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/other.stats"
+    assert_failure 1
+    assert_output --partial "cannot listen"
+}
+
+@test "2000 connections over >= 3 server and 2 client workers: client, counters and sockstat agree" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --max-conns 2000 --worker-conns 600
+    workers=$("$STAT" --get workers "$STATS")
+    [ "$workers" -ge 3 ]
+    run in_ns "$CLIENT" --connections 2000 --port "$PORT" --worker-conns 1000 --hold 2 --quiet \
+        --json "$BATS_TEST_TMPDIR/client.json"
+    assert_success
+    assert_output --partial "2000"
+    run "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["established"], j["failed"], j["workers"])' \
+        "$BATS_TEST_TMPDIR/client.json"
+    assert_output "2000 0 2"
+    # After the client's hold it has closed everything; check the live figures
+    # during a second, held run.
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 2000 --port "$PORT" --worker-conns 1000 --hold 30 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 2000
+    inuse=$(in_ns awk '$1=="TCP:"{print $3}' /proc/net/sockstat)
+    # both ends of 2000 connections, plus one listener per worker
+    [ "$inuse" -eq $((4000 + workers)) ]
+    # no worker went over its cap, and more than one worker took connections
+    per=$("$STAT" "$STATS" | sed -n 's/^worker=.* open=\([0-9]*\) .*/\1/p')
+    busy=0
+    for n in $per; do [ "$n" -le 600 ]; [ "$n" -gt 0 ] && busy=$((busy + 1)); done
+    [ "$busy" -ge 3 ]
+}
+
+@test "heartbeats: every ping is answered pong and counted" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 2
+    run in_ns "$CLIENT" --connections 300 --port "$PORT" --heartbeat 1 --hold 3 --quiet \
+        --json "$BATS_TEST_TMPDIR/client.json"
+    assert_success
+    read -r sent pongs lost < <("$PYTHON" -c 'import json,sys; h=json.load(open(sys.argv[1]))["heartbeat"]; print(h["sent"], h["pongs"], h["lost"])' "$BATS_TEST_TMPDIR/client.json")
+    [ "$sent" -ge 600 ]
+    [ "$pongs" -ge $((sent - 300)) ]     # the last round may still be in flight at the end
+    server_pongs=$("$STAT" --get pongs "$STATS")
+    [ "$server_pongs" -ge "$pongs" ]
+    [ "$("$STAT" --get lines "$STATS")" -eq "$server_pongs" ]
+}
+
+@test "lines split across reads, several per read, and exactly 1 KiB are handled" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
+    run in_ns "$PYTHON" "$C1M_ROOT/tests/tools/wire.py" split "$PORT"
+    assert_output "pong"
+    run in_ns "$PYTHON" "$C1M_ROOT/tests/tools/wire.py" multi "$PORT"
+    assert_output "pong pong"
+    run in_ns "$PYTHON" "$C1M_ROOT/tests/tools/wire.py" exact "$PORT"
+    assert_output "pong"
+    [ "$("$STAT" --get oversized "$STATS")" = 0 ]
+}
+
+@test "a line over 1 KiB closes the connection and is counted" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
+    run in_ns "$PYTHON" "$C1M_ROOT/tests/tools/wire.py" oversized "$PORT"
+    assert_output "closed"
+    wait_for 5 stat_is "$STATS" oversized 1
+    wait_for 5 stat_is "$STATS" open 0
+}
+
+@test "a client killed with SIGKILL leaves the server at 0 open within 5 s" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 2
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 1500 --port "$PORT" --hold 60 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 1500
+    # ip netns exec execs the client, so CLIENT_PID is the client's parent
+    # process; kill it and its workers (our own children) with SIGKILL.
+    kill -KILL $(pgrep -P "$CLIENT_PID") "$CLIENT_PID"
+    wait "$CLIENT_PID" 2>/dev/null || true
+    CLIENT_PID=
+    wait_for 5 stat_is "$STATS" open 0
+    [ "$("$STAT" --get closed "$STATS")" -eq 1500 ]
+}
+
+@test "a peer that never reads is closed as slow and server memory stays bounded" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
+    wpid=$(worker_pids "$STATS")
+    rss0=$(rss_anon_kib "$wpid")
+    for i in 1 2 3; do
+        run in_ns "$PYTHON" "$C1M_ROOT/tests/tools/wire.py" noread "$PORT"
+        assert_output "closed"
+    done
+    wait_for 5 stat_is "$STATS" slow 3
+    rss1=$(rss_anon_kib "$wpid")
+    # the worker buffers no replies of its own: a few pages at most
+    [ $((rss1 - rss0)) -lt 1024 ]
+}
+
+@test "a low ulimit -n makes a worker stop accepting (state full) without spinning" {
+    # 100 fds: cap = 100 - 64 reserved = 36 connections.
+    (exec ip netns exec "$TEST_NS" bash -c "ulimit -n 100; exec '$SERVER' --port $PORT --workers 1 --stats '$STATS'" \
+        > "$BATS_TEST_TMPDIR/server.log" 2>&1) &
+    SERVER_PID=$!
+    "$STAT" --wait-ready --timeout 10 "$STATS"
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 80 --port "$PORT" --hold 30 --connect-timeout 3 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 10 stat_is "$STATS" full 1
+    [ "$("$STAT" --get open "$STATS")" -eq 36 ]
+    wpid=$(worker_pids "$STATS")
+    t0=$(cpu_ticks "$wpid"); sleep 2; t1=$(cpu_ticks "$wpid")
+    [ $((t1 - t0)) -le 10 ]     # <= 0.1 s of CPU in 2 s: not spinning
+    # closing connections below 90% of the cap re-opens the listener
+    stop_pid "$CLIENT_PID"; CLIENT_PID=
+    wait_for 10 stat_is "$STATS" listening 1
+}
+
+@test "SIGTERM: exit 0, connections closed, no worker left" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --max-conns 1000 --worker-conns 300
+    pids=$(worker_pids "$STATS")
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 800 --port "$PORT" --hold 60 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 800
+    kill -TERM "$SERVER_PID"
+    rc=0; wait "$SERVER_PID" || rc=$?
+    SERVER_PID=
+    [ "$rc" = 0 ]
+    for p in $pids; do run kill -0 "$p"; assert_failure; done
+    [ "$("$STAT" --get exited "$STATS")" = "$("$STAT" --get workers "$STATS")" ]
+    [ "$("$STAT" --get open "$STATS")" = 0 ]
+}
+
+@test "a worker that dies is reported and the server exits non-zero" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 3
+    victim=$(worker_pids "$STATS" | head -n 1)
+    kill -KILL "$victim"
+    rc=0; wait "$SERVER_PID" || rc=$?
+    SERVER_PID=
+    [ "$rc" = 1 ]
+    grep -q "killed by signal 9" "$BATS_TEST_TMPDIR/server.log"
+    [ "$("$STAT" --get failed "$STATS")" = 1 ]
+}

@@ -1,0 +1,77 @@
+# helpers.bash - shared setup for the bats suites.
+# Binaries come from $C1M_BUILD (make test sets it: build/ or build-san/).
+C1M_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+C1M_BUILD=${C1M_BUILD:-$C1M_ROOT/build}
+PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}
+SERVER=$C1M_BUILD/c1m-server
+CLIENT=$C1M_BUILD/c1m-client
+STAT=$C1M_BUILD/c1m-stat
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
+
+load_bats_libs() {
+    local d
+    for d in /usr/lib/bats /usr/lib/node_modules /usr/local/lib/bats; do
+        if [ -f "$d/bats-support/load.bash" ]; then
+            load "$d/bats-support/load.bash"
+            load "$d/bats-assert/load.bash"
+            return 0
+        fi
+    done
+    echo "bats-support/bats-assert not found: apt-get install bats-assert bats-support" >&2
+    return 1
+}
+
+need_root() {
+    [ "$(id -u)" = 0 ] || skip "needs root (network namespace)"
+    command -v ip >/dev/null || skip "needs iproute2"
+}
+
+# A fresh network namespace for a test file, with the benchmark's port range so
+# a few thousand connections from one source address never run out of ports.
+ns_setup() {
+    need_root
+    TEST_NS=c1mt-$$-${BATS_TEST_FILENAME##*/}
+    TEST_NS=${TEST_NS%.bats}
+    ip netns del "$TEST_NS" 2>/dev/null || true
+    ip netns add "$TEST_NS"
+    ip -n "$TEST_NS" link set lo up
+    ip netns exec "$TEST_NS" sysctl -q -w net.ipv4.ip_local_port_range="1024 65535" \
+        net.core.somaxconn=4096 net.ipv4.tcp_migrate_req=1 >/dev/null
+    export TEST_NS
+}
+ns_teardown() { [ -n "${TEST_NS:-}" ] && ip netns del "$TEST_NS" 2>/dev/null; return 0; }
+in_ns() { ip netns exec "$TEST_NS" "$@"; }
+
+# Start a server in the namespace: start_server STATS_FILE ARGS... ; sets SERVER_PID.
+start_server() {
+    local stats=$1; shift
+    (exec ip netns exec "$TEST_NS" "$@" --stats "$stats" > "$BATS_TEST_TMPDIR/server.log" 2>&1) &
+    SERVER_PID=$!
+    "$STAT" --wait-ready --timeout 20 "$stats" >/dev/null || {
+        cat "$BATS_TEST_TMPDIR/server.log" >&2; return 1; }
+}
+
+# Stop a process we started, by PID: SIGTERM, up to 10 s, then SIGKILL.
+stop_pid() {
+    local pid=$1 i
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    return 0
+}
+
+# wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds.
+wait_for() {
+    local limit=$1 i; shift
+    for ((i = 0; i < limit * 10; i++)); do "$@" && return 0; sleep 0.1; done
+    return 1
+}
+stat_is() { [ "$("$STAT" --get "$2" "$1")" = "$3" ]; }
+
+# Worker pids of a server from its counters file.
+worker_pids() { "$STAT" "$1" | sed -n 's/^worker=[0-9]* pid=\([0-9]*\).*/\1/p'; }
+cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+rss_anon_kib() { awk '/^RssAnon:/{print $2}' "/proc/$1/status"; }

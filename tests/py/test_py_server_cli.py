@@ -1,0 +1,364 @@
+"""py_server's command line, worker supervision and counters file (asyncio
+loop; the loop-specific semantics are in test_protocol_parity.py).
+
+    /usr/bin/python3 -m unittest discover -s tests/py -v
+"""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if REPO not in sys.path:
+    sys.path.insert(0, REPO)
+
+from py_server import cli  # noqa: E402
+from py_server import stats as pstats  # noqa: E402
+
+PYTHON = os.environ.get("C1M_PYTHON") or (
+    "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
+HOST = "127.0.0.1"
+C1M_STAT = os.path.join(REPO, "build", "c1m-stat")
+
+
+def run_cli(args, env=None, timeout=20):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run([PYTHON, "-m", "py_server"] + args, cwd=REPO, env=e,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class Server:
+    """A py_server process with its counters file, ended by pid."""
+
+    def __init__(self, tmp, port, *args, loop="asyncio", api="protocol", name="s"):
+        self.stats = os.path.join(tmp, name + ".stats")
+        self.port = port
+        cmd = [PYTHON, "-m", "py_server", "--loop", loop, "--api", api, "--host", HOST,
+               "--port", str(port), "--stats", self.stats] + list(args)
+        self.proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def snap(self):
+        return pstats.read_file(self.stats)
+
+    def wait(self, pred, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        last = None
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None and what != "exit":
+                raise AssertionError("server exited %s: %s" % (self.proc.returncode,
+                                                               self.proc.stderr.read()))
+            try:
+                last = self.snap()
+                if last["parent_pid"] == self.proc.pid and pred(last):
+                    return last
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        raise AssertionError("never %s: %s" % (what, last))
+
+    def ready(self):
+        return self.wait(lambda s: s["total"]["ready"], "ready")
+
+    def stop(self, sig=signal.SIGTERM, timeout=15):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            out, err = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, err = self.proc.communicate()
+        return self.proc.returncode, err
+
+
+class UsageTest(unittest.TestCase):
+    def assertUsage(self, args, flag):
+        r = run_cli(args)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(flag, r.stderr)
+        self.assertIn("usage:", r.stderr)
+
+    def test_bad_values_name_the_flag(self):
+        base = ["--loop", "asyncio", "--api", "protocol"]
+        self.assertUsage(base + ["--port", "70000"], "--port")
+        self.assertUsage(base + ["--port", "x"], "--port")
+        self.assertUsage(base + ["--backlog", "0"], "--backlog")
+        self.assertUsage(base + ["--workers", "0"], "--workers")
+        self.assertUsage(base + ["--workers", "many"], "--workers")
+        self.assertUsage(base + ["--max-conns", "-5"], "--max-conns")
+        self.assertUsage(base + ["--max-conns", "2g"], "--max-conns")
+        self.assertUsage(base + ["--worker-conns", "0"], "--worker-conns")
+        self.assertUsage(base + ["--worker-conns", "1000000"], "--worker-conns")
+        self.assertUsage(base + ["--sndbuf", "-1"], "--sndbuf")
+        self.assertUsage(base + ["--rcvbuf", "1e3"], "--rcvbuf")
+        self.assertUsage(base + ["--max-pending", "0"], "--max-pending")
+        self.assertUsage(base + ["--stats", ""], "--stats")
+        self.assertUsage(base + ["--host", ""], "--host")
+        self.assertUsage(base + ["--port", "0", "--workers", "2"], "--port")
+        self.assertUsage(base + ["--bogus"], "--bogus")
+        self.assertUsage(["--loop", "tornado", "--api", "protocol"], "--loop")
+        self.assertUsage(["--loop", "asyncio", "--api", "rest"], "--api")
+        self.assertUsage(["--loop", "c1m", "--api", "streams"], "--api")
+        self.assertUsage(["--api", "protocol"], "--loop")
+
+    def test_sizing(self):
+        nofile = cli.nofile_limit()
+        c = cli.parse(["--loop", "asyncio", "--api", "protocol"])
+        self.assertEqual(c.worker_conns, nofile - cli.FD_RESERVE)
+        self.assertEqual(c.kind, "asyncio-protocol")
+        self.assertEqual(c.stats, "/dev/shm/c1m-asyncio-protocol-9000.stats")
+        self.assertEqual((c.host, c.port, c.backlog, c.sndbuf, c.rcvbuf, c.max_pending),
+                         ("0.0.0.0", 9000, 65535, 4096, 4096, 4096))
+        c = cli.parse(["--loop", "uvloop", "--api", "streams", "--max-conns", "2000",
+                       "--worker-conns", "700"])
+        self.assertEqual(c.workers, 4)  # ceil(2000 / int(700 * 0.95)), as c1m-server
+        self.assertEqual(c.kind, "uvloop-streams")
+        c = cli.parse(["--loop", "c1m", "--api", "protocol", "--max-conns", "1m",
+                       "--worker-conns", "10k", "--workers", "3", "--port", "9999"])
+        self.assertEqual((c.max_conns, c.worker_conns, c.workers, c.kind),
+                         (1000000, 10000, 3, "pyext"))
+        self.assertEqual(c.stats, "/dev/shm/c1m-pyext-9999.stats")
+
+    def test_help(self):
+        r = run_cli(["--help"])
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("--worker-conns", r.stdout)
+
+
+class UnavailableTest(unittest.TestCase):
+    """A loop that cannot be imported: exit 3 with a clear message, never a
+    silent fallback. Simulated with a module that fails to import."""
+
+    def fake_module_dir(self, name):
+        d = tempfile.TemporaryDirectory(prefix="c1m-fake-")
+        self.addCleanup(d.cleanup)
+        with open(os.path.join(d.name, name + ".py"), "w") as f:
+            f.write("raise ImportError('simulated: no %s here')\n" % name)
+        return d.name
+
+    def test_uvloop_unavailable(self):
+        d = self.fake_module_dir("uvloop")
+        r = run_cli(["--loop", "uvloop", "--api", "protocol", "--port", "9231", "--stats",
+                     os.path.join(d, "x.stats")], env={"PYTHONPATH": d})
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("uvloop unavailable:", r.stderr)
+        self.assertIn("simulated", r.stderr)
+        self.assertFalse(os.path.exists(os.path.join(d, "x.stats")))
+
+    def test_c1m_unavailable(self):
+        d = self.fake_module_dir("c1m")
+        r = run_cli(["--loop", "c1m", "--api", "protocol", "--port", "9231", "--stats",
+                     os.path.join(d, "x.stats")], env={"PYTHONPATH": d})
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("c1m extension unavailable:", r.stderr)
+        self.assertIn("make pyext", r.stderr)
+
+
+class StatsFileTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="c1m-stats-")
+        self.addCleanup(self.tmp.cleanup)
+        self.path = os.path.join(self.tmp.name, "f.stats")
+
+    def test_layout(self):
+        sf = pstats.StatsFile.create(self.path, 3, 123456, "asyncio-protocol")
+        c = type("C", (), dict(open=1, accepted=2, closed=3, slow=4, lines=5, pongs=6,
+                               oversized=7, accept_errors=8))()
+        sf.publish(1, 4242, pstats.FULL, c, now_ns=99)
+        sf.close()
+        raw = open(self.path, "rb").read()
+        self.assertEqual(len(raw), 64 + 3 * 128)
+        self.assertEqual(raw[:8], b"C1MSTAT1")
+        self.assertEqual(int.from_bytes(raw[8:12], "little"), 1)
+        self.assertEqual(int.from_bytes(raw[12:16], "little"), 3)
+        self.assertEqual(int.from_bytes(raw[16:24], "little"), 123456)
+        self.assertEqual(int.from_bytes(raw[24:32], "little"), os.getpid())
+        self.assertEqual(raw[32:64], b"asyncio-protocol".ljust(32, b"\0"))
+        rec = [int.from_bytes(raw[64 + 128 + 8 * k:64 + 128 + 8 * k + 8], "little")
+               for k in range(16)]
+        self.assertEqual(rec, [2, 4242, 2, 1, 2, 3, 4, 5, 6, 7, 8, 99, 0, 0, 0, 0])
+        self.assertEqual(raw[64:64 + 128], bytes(128))
+        st = pstats.StatsFile.open(self.path)
+        self.assertEqual(st.read(1)["pongs"], 6)
+        st.close()
+        self.assertFalse([f for f in os.listdir(self.tmp.name) if f.endswith(".tmp")])
+
+    def test_set_state_keeps_counters(self):
+        sf = pstats.StatsFile.create(self.path, 1, 0, "x")
+        c = type("C", (), dict(open=5, accepted=5, closed=0, slow=0, lines=0, pongs=0,
+                               oversized=0, accept_errors=0))()
+        sf.publish(0, 7, pstats.LISTENING, c)
+        sf.set_state(0, pstats.FAILED, 8)
+        r = sf.read(0)
+        self.assertEqual((r["pid"], r["state"], r["open"], r["seq"] % 2), (8, 5, 5, 0))
+        sf.close()
+
+    def test_reader_rejects_other_files(self):
+        with open(self.path, "wb") as f:
+            f.write(b"x" * 100)
+        r = subprocess.run([PYTHON, "-m", "py_server.stats", self.path], cwd=REPO,
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a c1m counters file", r.stderr)
+
+
+class SupervisionTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="c1m-sup-")
+        self.addCleanup(self.tmp.cleanup)
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            if s.proc.poll() is None:
+                s.stop()
+            # a worker the parent could not reap: end it by pid (if still ours)
+            try:
+                pids = [w["pid"] for w in s.snap()["workers"]]
+            except (OSError, ValueError):
+                pids = []
+            for pid in pids:
+                try:
+                    with open("/proc/%d/cmdline" % pid, "rb") as f:
+                        if b"py_server" in f.read():
+                            os.kill(pid, signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+
+    def server(self, port, *args, **kw):
+        s = Server(self.tmp.name, port, *args, **kw)
+        self.servers.append(s)
+        return s
+
+    def test_three_workers_totals_and_reader_output(self):
+        s = self.server(9232, "--workers", "3", "--max-conns", "300")
+        snap = s.ready()
+        self.assertEqual(len(snap["workers"]), 3)
+        self.assertEqual(snap["target"], 300)
+        socks = []
+        try:
+            for _ in range(150):
+                c = socket.create_connection((HOST, 9232), timeout=5)
+                socks.append(c)
+            for c in socks:
+                c.sendall(b"ping\n")
+            for c in socks:
+                c.settimeout(5)
+                self.assertEqual(c.recv(5), b"pong\n")
+            snap = s.wait(lambda x: x["total"]["pongs"] == 150 and x["total"]["open"] == 150,
+                          "150 open")
+            pids = {w["pid"] for w in snap["workers"]}
+            self.assertEqual(len(pids), 3)
+            self.assertNotIn(s.proc.pid, pids)
+            self.assertEqual(sum(w["open"] for w in snap["workers"]), 150)
+            r = subprocess.run([PYTHON, "-m", "py_server.stats", s.stats], cwd=REPO,
+                               capture_output=True, text=True)
+            lines = r.stdout.strip().splitlines()
+            self.assertEqual(len(lines), 4)
+            self.assertTrue(lines[0].startswith("worker=0 pid="))
+            self.assertRegex(lines[-1], r"^total kind=asyncio-protocol workers=3 listening=3 "
+                                        r"full=0 failed=0 open=150 accepted=150 closed=0 slow=0 "
+                                        r"lines=150 pongs=150 oversized=0 accept_errors=0$")
+            j = json.loads(subprocess.run([PYTHON, "-m", "py_server.stats", s.stats, "--json"],
+                                          cwd=REPO, capture_output=True, text=True).stdout)
+            self.assertEqual(j["total"]["open"], 150)
+            self.assertEqual(j["kind"], "asyncio-protocol")
+            g = subprocess.run([PYTHON, "-m", "py_server.stats", s.stats, "--get", "open"],
+                               cwd=REPO, capture_output=True, text=True).stdout.strip()
+            self.assertEqual(g, "150")
+            if os.access(C1M_STAT, os.X_OK):  # the C reader sees the same file
+                c = subprocess.run([C1M_STAT, s.stats], capture_output=True, text=True)
+                self.assertEqual(c.returncode, 0, c.stderr)
+                self.assertEqual(c.stdout.strip().splitlines()[-1], lines[-1])
+                cj = json.loads(subprocess.run([C1M_STAT, "--json", s.stats],
+                                               capture_output=True, text=True).stdout)
+                self.assertEqual(cj, j)
+        finally:
+            for c in socks:
+                c.close()
+        s.wait(lambda x: x["total"]["open"] == 0, "all closed")
+        rc, err = s.stop()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("all workers exited cleanly", err)
+        self.assertEqual([w["state"] for w in s.snap()["workers"]], [pstats.EXITED] * 3)
+
+    def test_start_message(self):
+        s = self.server(9233, "--workers", "2", "--worker-conns", "500")
+        s.ready()
+        rc, err = s.stop(signal.SIGINT)
+        self.assertEqual(rc, 0, err)
+        first = err.splitlines()[0]
+        self.assertIn("asyncio-protocol", first)
+        self.assertIn("2 workers x 500", first)
+        self.assertIn("%s:9233" % HOST, first)
+        self.assertIn(s.stats, first)
+
+    def test_worker_death_stops_everything(self):
+        s = self.server(9234, "--workers", "3")
+        snap = s.ready()
+        victim = snap["workers"][1]["pid"]
+        os.kill(victim, signal.SIGKILL)
+        rc, err = s.stop(sig=0, timeout=15)  # signal 0: just wait
+        self.assertEqual(rc, 1, err)
+        self.assertIn("worker 1 (pid %d) killed by signal 9" % victim, err)
+        states = [w["state"] for w in s.snap()["workers"]]
+        self.assertEqual(states, [pstats.EXITED, pstats.FAILED, pstats.EXITED])
+
+    def test_parent_killed_workers_follow(self):
+        s = self.server(9238, "--workers", "2")
+        snap = s.ready()
+        s.proc.kill()  # SIGKILL: no forwarding; PR_SET_PDEATHSIG must end them
+        s.proc.wait()
+        deadline = time.monotonic() + 10
+        alive = [w["pid"] for w in snap["workers"]]
+        while alive and time.monotonic() < deadline:
+            alive = [p for p in alive if os.path.exists("/proc/%d" % p) and
+                     open("/proc/%d/stat" % p).read().split(") ")[1][0] != "Z"]
+            time.sleep(0.05)
+        self.assertEqual(alive, [], "workers outlived their parent")
+        self.assertEqual([w["state"] for w in s.snap()["workers"]], [pstats.EXITED] * 2)
+
+    def test_port_in_use(self):
+        blocker = socket.socket()
+        blocker.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        blocker.bind((HOST, 9235))
+        blocker.listen(1)
+        try:
+            r = run_cli(["--loop", "asyncio", "--api", "protocol", "--host", HOST, "--port", "9235",
+                         "--stats", os.path.join(self.tmp.name, "b.stats")])
+        finally:
+            blocker.close()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot listen on %s:9235" % HOST, r.stderr)
+
+    def test_stats_path_unwritable(self):
+        r = run_cli(["--loop", "asyncio", "--api", "protocol", "--host", HOST, "--port", "9236",
+                     "--stats", os.path.join(self.tmp.name, "no", "such", "dir.stats")])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("--stats", r.stderr)
+
+    def test_wait_ready_reader(self):
+        s = self.server(9237, "--workers", "2")
+        r = subprocess.run([PYTHON, "-m", "py_server.stats", "--wait-ready", "--timeout", "10",
+                            s.stats], cwd=REPO, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        c = socket.create_connection((HOST, 9237), timeout=5)
+        c.sendall(b"ping\n")
+        c.recv(5)
+        r = subprocess.run([PYTHON, "-m", "py_server.stats", "--wait", "pongs=1", "--timeout",
+                            "5", s.stats], cwd=REPO, capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        c.close()
+        rc, err = s.stop()
+        self.assertEqual(rc, 0, err)
+
+
+if __name__ == "__main__":
+    unittest.main()
