@@ -34,7 +34,7 @@ CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat
 
-.PHONY: all build c pyext test test-deps bench bench-deps plot clean
+.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot clean
 all: build
 build: c pyext
 c: $(BINS)
@@ -66,15 +66,19 @@ $(BUILD)/pyext/.built: $(PYEXT_SRC) pyext/setup.py
 		--build-temp $(abspath $(BUILD))/pyext-tmp --build-lib $(abspath $(BUILD))/pyext
 	touch $@
 
-# ---- tests: bats suites against $(BUILD); SANITIZE=1 runs them on ASan/UBSan
+# ---- tests: bats suites against $(BUILD); SANITIZE=1 runs them on ASan/UBSan.
+# tests/run.sh prints TAP, then a closing "make test (...): PASSED|FAILED: N tests..." line.
 test: test-deps build
-	C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) bats --timing tests/
+	C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) bash tests/run.sh
 test-deps:
 	@harness/install-deps.sh test
 
 # ---- the benchmark harness (root): TIERS=10k,100k CONTENDERS=c,pyext REPEAT=3
-bench: bench-deps build
+bench: bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh
+# say why before installing or building anything
+bench-root:
+	@bash -c '. harness/lib/common.sh && require_root "make bench"'
 bench-deps:
 	@harness/install-deps.sh bench
 plot:

@@ -29,7 +29,7 @@ static const char help_text[] =
     "  --src A-B            IPv4 source addresses to bind, e.g. 127.0.0.2-127.0.0.20\n"
     "                       (or one address); the kernel picks the port at connect\n"
     "                       time. Default for a 127.x host: 127.0.0.2 upwards, one\n"
-    "                       address per 60000 connections; other hosts: no bind\n"
+    "                       address per 20000 connections; other hosts: no bind\n"
     "  --inflight N         per-worker cap on connects in progress (default 1000)\n"
     "  --rate R             new connections/s over all workers, 0 = unlimited (default 0)\n"
     "  --connect-timeout S  fail a connect not done after S seconds (default 10)\n"

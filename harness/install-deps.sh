@@ -6,7 +6,7 @@ what=${1:-test}
 pkgs=(gcc make libc6-dev python3 python3-dev python3-setuptools)
 case "$what" in
     build) ;;
-    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop) ;;
+    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop gnuplot-nox) ;;
     bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop) ;;
     *) echo "usage: install-deps.sh build|test|bench" >&2; exit 2 ;;
 esac

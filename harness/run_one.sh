@@ -6,7 +6,9 @@
 # 10 ms: a slow server's kernel completes handshakes long before it accepts).
 # Then holds with heartbeats to measure idle CPU, stops everything and deletes
 # the namespace (teardown is outside the timed region). Writes OUT/result.env,
-# OUT/ramp.csv, OUT/sysctl.txt, OUT/client.json and logs.
+# OUT/ramp.csv, OUT/sysctl.txt, OUT/client.json, OUT/netns (the namespace's
+# name, for a caller's last-resort cleanup) and logs. harness/README.md lists
+# the result.env keys.
 #
 # Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 set -uo pipefail
@@ -65,12 +67,16 @@ server_cmd() {
     esac
 }
 
-declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0)
+declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
+             [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail)
 write_result() {
     local k
-    for k in "${!R[@]}"; do printf '%s=%s\n' "$k" "${R[$k]}"; done | sort > "$out/result.env"
+    for k in "${!R[@]}"; do printf '%s=%s\n' "$k" "${R[$k]//$'\n'/ }"; done | sort > "$out/result.env"
 }
 on_exit write_result
+# A stop signal marks the run interrupted; the cleanup stack then ends the
+# client and server, deletes the namespace and writes result.env.
+trap 'R[status]=interrupted; R[note]="interrupted by a signal"; _c1m_on_signal' INT TERM
 
 ns=c1m-$$-$RANDOM
 stats=/dev/shm/c1m-run-$$.stats
@@ -78,9 +84,12 @@ on_exit "rm -f $stats"
 need_files=$((conns * 2 + 200000))
 ensure_at_least fs.file-max "$need_files"
 netns_create "$ns"
+R[netns]=$ns
+echo "$ns" > "$out/netns"
 netns_applied "$ns" > "$out/sysctl.txt"
 
 cmd=$(server_cmd)
+R[server_cmd]=$cmd
 ( cd "$C1M_ROOT" && export PYTHONPATH="$C1M_ROOT:$BUILD/pyext" && exec ip netns exec "$ns" $cmd ) \
     > "$out/server.log" 2>&1 &
 spid=$!
@@ -103,6 +112,7 @@ R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
 read -r idle_anon idle_pss <<<"$(rss_kib $pids)"
 read -r sock0 slab0 <<<"$(slab_kib)"
 R[server_rss_idle_kib]=$idle_anon
+R[server_pss_idle_kib]=$idle_pss
 
 "$BUILD/c1m-stat" --csv --watch 100 "$stats" > "$out/ramp.csv" 2>/dev/null &
 rpid=$!
@@ -114,12 +124,13 @@ client=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$por
 cpu0=$(cpu_ticks $pids)
 read -r mb0 mt0 <<<"$(machine_cpu)"
 t0=$(now_s)
+R[client_start_unix_ms]=$(awk -v t="$t0" 'BEGIN{printf "%.0f", t * 1000}')
 ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
 cpid=$!
 on_exit "stop_pid $cpid 120"
 
 # Ramp: poll the server's counters until it holds all N.
-reached=0
+reached=0 shown=0
 while :; do
     if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
         reached=1; break
@@ -127,18 +138,18 @@ while :; do
     t=$(now_s)
     open=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
     el=$(elapsed "$t0" "$t")
-    [ "$quiet" = 1 ] || printf '\r  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
-        "$conns" "$open" "$conns" "$(awk -v o="$open" -v e="$el" 'BEGIN{print e > 0 ? o / e : 0}')" "$el" >&2
+    [ "$quiet" = 1 ] || { shown=1; printf '\r  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
+        "$conns" "$open" "$conns" "$(awk -v o="$open" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
     if ! kill -0 "$spid" 2>/dev/null; then R[status]=crashed; R[note]="server exited during the ramp"; break; fi
     if ! kill -0 "$cpid" 2>/dev/null; then
         # The client ends early only on failure (it holds forever otherwise).
-        R[status]=client-stopped; R[note]="client exited: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160)"; break
+        R[status]=client-stopped; R[note]="client exited: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
     fi
     if [ "$(mem_available_mib)" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="MemAvailable under ${min_avail} MiB"; break; fi
     if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
 done
 t1=$(now_s)
-[ "$quiet" = 1 ] || printf '\n' >&2
+[ "$shown" = 1 ] && printf '\n' >&2
 cpu1=$(cpu_ticks $pids)
 read -r mb1 mt1 <<<"$(machine_cpu)"
 R[accepted]=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
@@ -160,20 +171,37 @@ if [ "$n" -gt 0 ]; then
 fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
-read -r R[listen_overflows] R[listen_drops] R[reqq_full] <<<"$(netns_nstat "$ns")"
+read -r "R[listen_overflows]" "R[listen_drops]" "R[reqq_full]" <<<"$(netns_nstat "$ns")"
 
-# Hold: idle CPU with heartbeats running.
+# hold_wait S: sleep S seconds showing a countdown. The sleep runs in the
+# background so a stop signal is handled at once, not after the sleep.
+hold_wait() {
+    local left
+    for ((left = $1; left > 0; left--)); do
+        [ "$quiet" = 1 ] || printf '\r  %-17s %8s  holding with heartbeats every %ss: %4ds left ' \
+            "$contender" "$conns" "$heartbeat" "$left" >&2
+        sleep 1 & wait $!
+    done
+    [ "$quiet" = 1 ] || printf '\n' >&2
+}
+
+# Hold: idle CPU with heartbeats running. Reading /proc for 50+ pids takes a
+# while under load, so the CPU% is over the wall time between the midpoints
+# of the two readings, not over the nominal hold.
 if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
-    c0=$(cpu_ticks $pids); read -r hb0 ht0 <<<"$(machine_cpu)"
-    sleep "$hold"
-    c1=$(cpu_ticks $pids); read -r hb1 ht1 <<<"$(machine_cpu)"
-    R[server_cpu_hold_pct]=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v s="$hold" 'BEGIN{printf "%.1f", 100 * t / hz / s}')
+    ta=$(now_s); c0=$(cpu_ticks $pids); tb=$(now_s); read -r hb0 ht0 <<<"$(machine_cpu)"
+    hold_wait "$hold"
+    tc=$(now_s); c1=$(cpu_ticks $pids); td=$(now_s); read -r hb1 ht1 <<<"$(machine_cpu)"
+    wall=$(awk -v a="$ta" -v b="$tb" -v c="$tc" -v d="$td" 'BEGIN{printf "%.3f", (c + d) / 2 - (a + b) / 2}')
+    R[hold_wall_s]=$wall
+    R[server_cpu_hold_pct]=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v s="$wall" 'BEGIN{printf "%.1f", (s > 0 ? 100 * t / hz / s : 0)}')
     R[machine_cpu_hold_pct]=$(awk -v b=$((hb1 - hb0)) -v t=$((ht1 - ht0)) -v n="$(nproc)" 'BEGIN{printf "%.0f", t ? 100 * n * b / t : 0}')
     R[open_after_hold]=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
     R[slow_closed]=$("$BUILD/c1m-stat" --get slow "$stats" 2>/dev/null || echo 0)
 fi
 
 stop_pid "$cpid" 120
+R[client_exit]=$C1M_STOP_RC
 if [ -s "$out/client.json" ]; then
     eval "$("$PYTHON" - "$out/client.json" <<'PY'
 import json, sys
@@ -186,17 +214,26 @@ vals = {
     "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(f.items())) or "none",
     "t_client_established_s": j.get("time_to_established_s", ""),
     "client_workers": j.get("workers", ""),
-    "client_cpu_s": round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2),
+    # user+sys of the client's whole run (ramp, hold, heartbeats), not the ramp alone
+    "client_cpu_run_s": round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2),
     "connect_p99_ms": lat.get("p99", ""), "hb_pongs": hb.get("pongs", 0),
     "hb_p99_ms": (hb.get("latency_ms") or {}).get("p99", ""),
 }
 for k, v in vals.items():
-    print(f"R[{k}]={json.dumps(str(v))}")
+    print(f"R[{k}]={json.dumps('' if v is None else str(v))}")
 PY
 )"
 fi
-rc=0
 stop_pid "$rpid" 5
-kill -TERM "$spid" 2>/dev/null; wait "$spid"; rc=$?
-R[server_exit]=$rc
+# Stop the server with a bounded wait (a Python server closing 1M sockets takes
+# a while) and record how it ended: 0 is a clean stop.
+ts=$(now_s)
+stop_pid "$spid" 120
+R[server_exit]=$C1M_STOP_RC
+R[server_stop_s]=$(elapsed "$ts" "$(now_s)")
+if [ "$C1M_STOP_KILLED" = 1 ]; then
+    R[note]="${R[note]:+${R[note]}; }server ignored SIGTERM for 120s: killed"
+elif [ "$C1M_STOP_RC" != 0 ] && [ "${R[status]}" = ok ]; then
+    R[note]="${R[note]:+${R[note]}; }server exited $C1M_STOP_RC after SIGTERM (see server.log)"
+fi
 exit 0

@@ -76,12 +76,6 @@ typedef struct C1mLoop {
     unsigned long thread_id;       /* thread running run_forever */
     int running, stopping, closed;
     int conns_dropped;             /* a connection closed since the listeners were told */
-    /* c1m_loop_timer() ids usable for c1m_loop_timer_cancel()? (probed by
-     * Loop(): the library returned a heap neighbour's id when the new timer
-     * moved up the heap). If not, cancel() is lazy: the C timer stays armed
-     * and its handle, callback dropped, is released when it fires. */
-    int timer_ids_ok;
-    PyObject *zombies;             /* closed Servers whose listener retry timer may still fire */
 } C1mLoop;
 
 /* Output buffer, allocated on the first partial send only. `data` is freed

@@ -287,28 +287,6 @@ void c1m_conns_changed(C1mLoop *lp)
 
 /* ---- construction / teardown ------------------------------------------- */
 
-static void probe_timer(c1m_loop *cl, uint64_t id, void *ud)
-{
-    (void)cl;
-    (void)id;
-    (void)ud;
-}
-
-/* Does c1m_loop_timer() return the new timer's own id? A later deadline then
- * an earlier one: the second moves up the heap past the first. Ids are
- * sequential, so whatever was returned the two timers are a and a+1. */
-static int probe_timer_ids(c1m_loop *cl)
-{
-    uint64_t a = c1m_loop_timer(cl, 1e6, probe_timer, NULL);
-    uint64_t b = c1m_loop_timer(cl, 1.0, probe_timer, NULL);
-    int ok = a && b && b == a + 1;
-    if (a) {
-        (void)c1m_loop_timer_cancel(cl, a);
-        (void)c1m_loop_timer_cancel(cl, a + 1);
-    }
-    return ok && c1m_loop_ntimers(cl) == 0;
-}
-
 static PyObject *loop_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"max_fds", "read_size", NULL};
@@ -356,7 +334,6 @@ static PyObject *loop_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyErr_SetFromErrno(PyExc_OSError);
         goto fail;
     }
-    lp->timer_ids_ok = probe_timer_ids(lp->cl);
     lp->conn_handler = c1m_loop_handler(lp->cl, on_conn_io, lp);
     int wake_handler = c1m_loop_handler(lp->cl, on_wake, lp);
     if (lp->conn_handler < 0 || wake_handler < 0) {
@@ -439,7 +416,6 @@ static void loop_teardown(C1mLoop *lp)
         lp->cl = NULL;
         c1m_loop_free(cl);
     }
-    Py_CLEAR(lp->zombies);   /* no timer can fire any more */
     free(lp->conns);
     lp->conns = NULL;
     free(lp->rbuf);
@@ -453,7 +429,6 @@ static int loop_traverse(C1mLoop *lp, visitproc visit, void *arg)
     Py_VISIT(lp->servers);
     Py_VISIT(lp->ts_list);
     Py_VISIT(lp->exc_handler);
-    Py_VISIT(lp->zombies);
     Py_VISIT(lp->exc_type);
     Py_VISIT(lp->exc_value);
     Py_VISIT(lp->exc_tb);

@@ -11,6 +11,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+/* the "too many servers" message in c1m_server_create() quotes these numbers */
+_Static_assert(C1M_MAX_HANDLERS == 16, "update the too-many-servers message");
+
 static int on_accept(void *ud, int fd)
 {
     C1mServer *s = ud;
@@ -123,12 +126,20 @@ PyObject *c1m_server_create(C1mLoop *lp, PyObject *factory, const char *host, in
     if (c1m_listener_open(&s->l, lp->cl, host, port, backlog, reuse_port, max_conns,
                           &lp->nconns, on_accept, on_state, s) < 0) {
         s->loop = NULL;
-        if (errno == ENOSPC && s->l.handler < 0)
-            /* c1m_loop_handler(): listeners never give their slot back */
-            PyErr_Format(PyExc_OSError, "[Errno %d] too many servers created on this loop "
-                         "(the C loop has %d handler slots and a listener keeps its slot "
-                         "after close): use another c1m.Loop", ENOSPC, C1M_MAX_HANDLERS);
-        else if (errno)
+        if (errno == ENOSPC && s->l.handler < 0) {
+            /* c1m_loop_handler(): each open listener holds one of the C loop's
+             * handler slots until close(); the Loop uses two (connections,
+             * wake-up eventfd), three once a signal handler was added */
+            PyObject *v = Py_BuildValue(
+                "(is)", ENOSPC,
+                "too many servers open on this loop (the C loop has 16 handler slots: "
+                "at most 14 servers at once, 13 with signal handlers): close a server "
+                "or use another c1m.Loop");
+            if (v) {
+                PyErr_SetObject(PyExc_OSError, v);
+                Py_DECREF(v);
+            }
+        } else if (errno)
             PyErr_SetFromErrno(PyExc_OSError);
         else
             PyErr_Format(PyExc_OSError, "cannot listen on %s:%d", host, port);
@@ -162,18 +173,8 @@ void c1m_server_detach(C1mServer *s)
     if (!lp)
         return;
     s->loop = NULL;   /* on_state/on_accept ignore a detached server */
-    if (!lp->cl)
-        return;
-    int retry_pending = s->l.retry_timer != 0;
-    c1m_listener_close(&s->l);
-    /* With a library whose timer ids are unreliable the retry timer may still
-     * be armed, pointing at s->l: keep s alive until the loop is freed. */
-    if (retry_pending && !lp->timer_ids_ok) {
-        if (!lp->zombies)
-            lp->zombies = PyList_New(0);
-        if (!lp->zombies || PyList_Append(lp->zombies, (PyObject *)s) < 0)
-            PyErr_WriteUnraisable((PyObject *)s);
-    }
+    if (lp->cl)   /* closes the fd, cancels a retry timer, frees the handler slot */
+        c1m_listener_close(&s->l);
 }
 
 /* ---- Python methods ---------------------------------------------------- */
@@ -271,8 +272,7 @@ static void srv_dealloc(C1mServer *s)
     PyTypeObject *tp = Py_TYPE(s);
     PyObject_GC_UnTrack(s);
     if (s->loop) {
-        /* only when the loop itself is being collected: its C loop is freed
-         * without running timers, so no zombie keeping is needed */
+        /* only when the loop itself is being collected */
         C1mLoop *lp = s->loop;
         s->loop = NULL;
         if (lp->cl)

@@ -106,12 +106,13 @@ static PyObject *handle_cancel(C1mHandle *h, PyObject *unused)
     if (lp && c1m_loop_check_thread(lp) < 0)
         return NULL;
     h->cancelled = 1;
-    if (lp && h->kind == H_TIMER && lp->cl && lp->timer_ids_ok &&
-        c1m_loop_timer_cancel(lp->cl, h->timer_id)) {
+    if (lp && h->kind == H_TIMER && lp->cl) {
+        /* pending: take it off the C heap and drop the loop's reference (the
+         * caller still holds one) */
+        (void)c1m_loop_timer_cancel(lp->cl, h->timer_id);
         c1m_handle_unlink(h);
-        Py_DECREF(h);   /* the loop's reference; the caller still holds one */
+        Py_DECREF(h);
     }
-    /* else (lazy): on_timer() finds it cancelled and drops it */
     Py_CLEAR(h->callback);
     Py_CLEAR(h->args);
     Py_RETURN_NONE;

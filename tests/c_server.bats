@@ -23,7 +23,7 @@ teardown() {
     stop_pid "${SERVER_PID:-}"
     # belt and braces: the server's own pid, from its counters file
     [ -f "$STATS" ] && stop_pid "$("$STAT" --get pid "$STATS")"
-    return 0
+    check_sanitizer_logs
 }
 
 @test "--help documents every flag and exits 0" {
@@ -74,13 +74,14 @@ teardown() {
         "$BATS_TEST_TMPDIR/client.json"
     assert_output "2000 0 2"
     # After the client's hold it has closed everything; check the live figures
-    # during a second, held run.
+    # during a second, held run (once the server has closed the first run's
+    # connections: open == 2000 must mean the second run's).
+    wait_for 10 stat_is "$STATS" open 0
     (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 2000 --port "$PORT" --worker-conns 1000 --hold 30 --quiet > /dev/null 2>&1) &
     CLIENT_PID=$!
     wait_for 15 stat_is "$STATS" open 2000
-    inuse=$(in_ns awk '$1=="TCP:"{print $3}' /proc/net/sockstat)
     # both ends of 2000 connections, plus one listener per worker
-    [ "$inuse" -eq $((4000 + workers)) ]
+    expect_tcp_inuse $((4000 + workers))
     # no worker went over its cap, and more than one worker took connections
     per=$("$STAT" "$STATS" | sed -n 's/^worker=.* open=\([0-9]*\) .*/\1/p')
     busy=0

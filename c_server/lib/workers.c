@@ -9,6 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
 int c1m_workers_auto(long target, long per_worker)
 {
     if (per_worker <= 0 || target <= 0)
@@ -69,6 +73,11 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
             sigprocmask(SIG_SETMASK, &old, NULL);
             int rc = fn(i, ud);
             fflush(NULL);
+#ifdef __SANITIZE_ADDRESS__
+            /* _exit() skips LeakSanitizer's atexit check: run it here (a leak
+             * ends the worker with ASAN_OPTIONS' exitcode) */
+            __lsan_do_leak_check();
+#endif
             _exit(rc);
         }
         ws->pids[i] = pid;

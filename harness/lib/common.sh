@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # common.sh - logging, root check, and a cleanup stack run on EXIT/INT/TERM.
 # Sourced by every harness script. Cleanup actions run last-registered first,
 # exactly once, also after Ctrl-C, so an interrupted run leaves nothing behind.
@@ -12,7 +13,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 require_root() {
     if [ "$(id -u)" != 0 ]; then
         log "error: ${1:-this} needs root: it creates network namespaces, sets sysctls inside"
-        log "them and reads /proc/slabinfo. Run it as root (e.g. sudo make bench)."
+        log "them, may raise fs.file-max and reads /proc/slabinfo. Run it as root, e.g."
+        log "'sudo make bench' (sudo -E, or VAR=value after make, to pass TIERS and the other knobs)."
         exit 1
     fi
     command -v ip >/dev/null || die "iproute2 ('ip') is missing: apt-get install iproute2"
@@ -35,18 +37,27 @@ trap _c1m_run_cleanup EXIT
 trap _c1m_on_signal INT TERM
 
 # Stop a process we started: SIGTERM, wait up to $2 seconds (default 30), then
-# SIGKILL. By PID only.
+# SIGKILL. By PID only. Leaves the exit status in C1M_STOP_RC (128+signal when
+# it died of one) and C1M_STOP_KILLED=1 when SIGKILL was needed.
+C1M_STOP_RC="" C1M_STOP_KILLED=0
 stop_pid() {
     local pid=$1 grace=${2:-30} i
+    C1M_STOP_RC="" C1M_STOP_KILLED=0
     [ -n "$pid" ] || return 0
-    kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return 0; }
-    kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < grace * 10; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && { log "pid $pid ignored SIGTERM for ${grace}s: SIGKILL"; kill -KILL "$pid" 2>/dev/null; }
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null
+        for ((i = 0; i < grace * 10; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "pid $pid ignored SIGTERM for ${grace}s: SIGKILL"
+            kill -KILL "$pid" 2>/dev/null
+            C1M_STOP_KILLED=1
+        fi
+    fi
     wait "$pid" 2>/dev/null
+    C1M_STOP_RC=$?
     return 0
 }
 

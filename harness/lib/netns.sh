@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # netns.sh - a fresh network namespace per run with the kernel profile applied
 # inside it. Every key in the profile must be per-namespace: the host value is
 # compared before and after, and a key that leaked to the host is restored and

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # probe.sh - read what a run costs, from /proc, without touching sockets.
 # Never lists /proc/PID/fd (that creates kernel objects and takes seconds at 1M).
 

@@ -23,7 +23,8 @@ from py_server import stats as pstats  # noqa: E402
 PYTHON = os.environ.get("C1M_PYTHON") or (
     "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
 HOST = "127.0.0.1"
-C1M_STAT = os.path.join(REPO, "build", "c1m-stat")
+# the C reader of the same file: $C1M_STAT (tests/python.bats sets it), else build/
+C1M_STAT = os.environ.get("C1M_STAT") or os.path.join(REPO, "build", "c1m-stat")
 
 
 def run_cli(args, env=None, timeout=20):

@@ -1,0 +1,379 @@
+#!/usr/bin/env bash
+# bench.sh - the whole benchmark: every contender at every tier (REPEAT times,
+# interleaved A B C A B C), each run by run_one.sh in its own network
+# namespace with the same C client; then runs.csv, ramp/*.csv, meta.json, the
+# plots and report.md in one results directory, and a summary on the terminal.
+#
+# Configured through the environment; harness/README.md documents every knob,
+# `harness/bench.sh --help` lists them. `make bench` builds first and runs this.
+#
+# Exit: 0 the suite ran (whatever each contender did: see runs.csv), 1 harness
+# error (not root, missing binaries, a run_one.sh failure), 2 a bad setting,
+# 130 interrupted (everything started is stopped, namespaces deleted).
+set -uo pipefail
+source "$(dirname "$0")/lib/common.sh"
+source "$C1M_ROOT/harness/lib/probe.sh"
+
+RESULTS_PY=$C1M_ROOT/harness/lib/results.py
+KNOWN_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
+       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX)
+# Memory guard: a connection never costs less than this (two idle TCP sockets
+# with their file, inode, dentry and epoll item), whatever a noisy small-tier
+# measurement said; and the estimate gets 15% plus this much headroom on top
+# of the MemAvailable floor the run itself stops at.
+GUARD_PCT=115
+GUARD_FLOOR_BYTES=8192
+GUARD_MARGIN_MIB=256
+
+usage() {
+    cat >&2 <<'USAGE'
+usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=value ...)
+  TIERS=300k,500k,800k,1m   connection counts, run smallest first (k/m suffixes)
+  CONTENDERS=...            comma list of c, pyext, asyncio-protocol, asyncio-streams,
+                            uvloop (default: all, uvloop only when importable)
+  REPEAT=1                  runs per contender and tier, interleaved; summary = median
+  HOLD=10                   seconds held after the ramp (idle CPU with heartbeats)
+  HEARTBEAT=auto            ping period in s; auto = max(5, N/20000): <= ~20k pings/s
+  TIMEOUT=900               seconds a ramp may take before the run is a timeout
+  OUT=results/<UTC time>    results directory (must not hold a runs.csv yet)
+  SERVER_WORKER_CONNS=      per-worker connection cap of the server (default: its own)
+  CLIENT_WORKER_CONNS=10000 per-worker connection cap of the client (about two client
+                            workers per server worker: 1M in 29.9 s vs 35.7 s with 51)
+  MIN_AVAILABLE_MIB=1024    a run stops opening connections below this MemAvailable
+  MEM_GUARD_MIB=            pretend MemAvailable is this (tests the memory guard)
+  SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
+USAGE
+    exit "${1:-2}"
+}
+
+bad() { log "error: $1"; log "(harness/bench.sh --help lists the settings)"; exit 2; }
+say() { printf '%s\n' "$*" >&2; [ -n "${OUT:-}" ] && [ -d "$OUT" ] && printf '%s\n' "$*" >> "$OUT/bench.log"; return 0; }
+is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
+is_pos() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+
+# The command that reproduces this run: the knobs set in the environment.
+command_line() {
+    local v cmd=""
+    for v in "${KNOBS[@]}"; do
+        [ -n "${!v:-}" ] && cmd+="$v=${!v} "
+    done
+    printf '%sharness/bench.sh' "$cmd"
+}
+
+uvloop_importable() { PYTHONPATH='' "$PYTHON" -c 'import uvloop' 2>/dev/null; }
+
+read_settings() {
+    local t n c
+    TIERS=${TIERS:-300k,500k,800k,1m}
+    REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}
+    MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
+    SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
+    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
+    is_pos "$REPEAT" || bad "REPEAT: expects a count >= 1: $REPEAT"
+    is_uint "$HOLD" || bad "HOLD: expects whole seconds: $HOLD"
+    [ "$HEARTBEAT" = auto ] || is_uint "$HEARTBEAT" || bad "HEARTBEAT: expects whole seconds or auto: $HEARTBEAT"
+    is_pos "$TIMEOUT" || bad "TIMEOUT: expects whole seconds >= 1: $TIMEOUT"
+    is_uint "$MIN_AVAILABLE_MIB" || bad "MIN_AVAILABLE_MIB: expects MiB: $MIN_AVAILABLE_MIB"
+    is_uint "$SETTLE_MAX" || bad "SETTLE_MAX: expects whole seconds: $SETTLE_MAX"
+    [ -z "$MEM_GUARD_MIB" ] || is_uint "$MEM_GUARD_MIB" || bad "MEM_GUARD_MIB: expects MiB: $MEM_GUARD_MIB"
+    [ -z "$SERVER_WORKER_CONNS" ] || is_pos "$SERVER_WORKER_CONNS" || bad "SERVER_WORKER_CONNS: expects a count: $SERVER_WORKER_CONNS"
+    [ -z "$CLIENT_WORKER_CONNS" ] || is_pos "$CLIENT_WORKER_CONNS" || bad "CLIENT_WORKER_CONNS: expects a count: $CLIENT_WORKER_CONNS"
+
+    # Tiers: smallest first (the memory guard learns from the smaller ones), no duplicates.
+    local pairs=() last=""
+    for t in ${TIERS//,/ }; do
+        [[ $t =~ ^[0-9]+[kKmM]?$ ]] && n=$(tier_count "$t") && [ "$n" -gt 0 ] \
+            || bad "TIERS: not a connection count: '$t' (e.g. 2000, 10k, 1m)"
+        pairs+=("$n $t")
+    done
+    [ ${#pairs[@]} -gt 0 ] || bad "TIERS: empty"
+    TIER_N=() TIER_LABEL=()
+    while read -r n t; do
+        [ "$n" = "$last" ] && continue
+        last=$n; TIER_N+=("$n"); TIER_LABEL+=("$t")
+    done < <(printf '%s\n' "${pairs[@]}" | sort -n -k1,1)
+
+    CONT=()
+    if [ -n "${CONTENDERS:-}" ]; then
+        for c in ${CONTENDERS//,/ }; do
+            [[ " ${KNOWN_CONTENDERS[*]} " == *" $c "* ]] || bad "CONTENDERS: unknown contender '$c' (known: ${KNOWN_CONTENDERS[*]})"
+            [[ " ${CONT[*]} " == *" $c "* ]] || CONT+=("$c")
+        done
+        [ ${#CONT[@]} -gt 0 ] || bad "CONTENDERS: empty"
+    else
+        CONT=(c pyext asyncio-protocol asyncio-streams)
+        if uvloop_importable; then CONT+=(uvloop)
+        else log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"; fi
+    fi
+}
+
+# Namespaces named like run_one.sh's (c1m-PID-N): one whose PID is gone was
+# left by an interrupted run, one whose PID lives belongs to a concurrent run.
+# Both are reported, neither touched: they may not be ours. Other namespaces
+# (tests, containers) get a one-line note.
+check_namespaces() {
+    local ns pid others=()
+    while read -r ns _; do
+        [[ $ns =~ ^c1m-([0-9]+)-[0-9]+$ ]] || { others+=("$ns"); continue; }
+        pid=${BASH_REMATCH[1]}
+        if kill -0 "$pid" 2>/dev/null; then
+            say "warning: another benchmark run is active (namespace $ns, pid $pid): it shares the" \
+                "CPUs and the kernel's slab counters, so these figures will be disturbed"
+        else
+            say "warning: namespace $ns was left by an interrupted run (pid $pid is gone); it may" \
+                "hold sockets and memory: ip netns del $ns"
+        fi
+    done < <(ip netns list 2>/dev/null)
+    [ ${#others[@]} -eq 0 ] || say "note: other network namespaces exist (${others[*]}): if they" \
+        "carry traffic, it shows in the machine-wide slab and CPU figures"
+}
+
+setup_out() {
+    OUT=${OUT:-$C1M_ROOT/results/$(date -u +%Y%m%dT%H%M%SZ)}
+    [ -e "$OUT/runs.csv" ] && die "$OUT already holds a runs.csv: choose another OUT"
+    mkdir -p "$OUT/runs" "$OUT/ramp" || die "cannot create $OUT"
+    OUT=$(cd "$OUT" && pwd)
+}
+
+write_meta() {
+    "$PYTHON" "$RESULTS_PY" meta "$OUT" "$@" \
+        tiers="$(IFS=,; echo "${TIER_LABEL[*]}")" contenders="$(IFS=,; echo "${CONT[*]}")" \
+        repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" \
+        min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
+        server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
+        || say "warning: could not write meta.json"
+}
+
+# ---- memory guard ---------------------------------------------------------
+declare -A COST=()      # contender -> bytes/conn measured at its largest tier so far
+declare -A COST_TIER=()
+
+# learn_cost CONTENDER N: from the finished run's result (RES): userspace,
+# plus the larger of the Slab and socket-cache deltas, plus the server's idle
+# RSS spread over the connections (workers, each with its own interpreter,
+# grow in number with N). The largest tier wins: small tiers overstate the
+# idle share; repeats at one tier keep the largest figure.
+learn_cost() {
+    local c=$1 n=$2 user=${RES[user_bytes_per_conn]:-} slab=${RES[slab_bytes_per_conn]:-}
+    local kern=${RES[kernel_bytes_per_conn]:-} idle=${RES[server_rss_idle_kib]:-0} acc=${RES[accepted]:-0} per
+    [ -n "$user" ] && [ -n "$slab" ] && [ "$acc" -gt 0 ] || return 0
+    [ "$user" -lt 0 ] && user=0
+    [ -n "$kern" ] && [ "$kern" -gt "$slab" ] && slab=$kern
+    per=$((user + slab + idle * 1024 / acc))
+    local tier=${COST_TIER[$c]:-0}
+    if [ "$n" -gt "$tier" ] || { [ "$n" -eq "$tier" ] && [ "$per" -gt "${COST[$c]}" ]; }; then
+        COST[$c]=$per COST_TIER[$c]=$n
+    fi
+    return 0
+}
+
+# guard CONTENDER N: 0 when the run fits. Sets GUARD_MSG either way.
+guard() {
+    local c=$1 n=$2 per basis avail need k
+    per=${COST[$c]:-} basis="measured for $c"
+    if [ -z "$per" ]; then
+        for k in "${!COST[@]}"; do [ "${COST[$k]}" -gt "${per:-0}" ] && per=${COST[$k]}; done
+        basis="largest measured for another contender"
+    fi
+    [ -z "$per" ] && { per=$GUARD_FLOOR_BYTES; basis="floor, nothing measured yet"; }
+    [ "$per" -lt "$GUARD_FLOOR_BYTES" ] && { per=$GUARD_FLOOR_BYTES; basis="floor"; }
+    need=$(( (n * per * GUARD_PCT / 100 + 1048575) / 1048576 + MIN_AVAILABLE_MIB + GUARD_MARGIN_MIB ))
+    if [ -n "$MEM_GUARD_MIB" ]; then avail=$MEM_GUARD_MIB; else avail=$(mem_available_mib); fi
+    GUARD_MSG="needs ~${need} MiB ($per B/conn, $basis, +$((GUARD_PCT - 100))% + ${GUARD_MARGIN_MIB} MiB + the ${MIN_AVAILABLE_MIB} MiB floor); MemAvailable ${avail} MiB${MEM_GUARD_MIB:+ (MEM_GUARD_MIB)}"
+    [ "$need" -le "$avail" ]
+}
+
+# settle: the previous run's sockets are freed asynchronously after its
+# namespace is deleted; wait (up to SETTLE_MAX s) until Slab stops shrinking so
+# the next baseline and the guard see a quiet machine.
+settle() {
+    local prev cur i
+    prev=$(awk '/^Slab:/{print $2}' /proc/meminfo)
+    for ((i = 0; i < SETTLE_MAX; i++)); do
+        sleep 1 & wait $!
+        cur=$(awk '/^Slab:/{print $2}' /proc/meminfo)
+        [ $((prev - cur)) -lt 2048 ] && return 0
+        prev=$cur
+    done
+}
+
+# ---- one run ----------------------------------------------------------------
+CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0
+declare -A RES=()
+declare -A UNAVAILABLE=()
+
+load_result() {
+    local k v
+    RES=()
+    [ -f "$1/result.env" ] || return 1
+    while IFS='=' read -r k v; do [ -n "$k" ] && RES[$k]=$v; done < "$1/result.env"
+}
+
+# ramp_file ID: RUN/ramp/ID.csv (seconds since client start, accepted, open)
+# from the run's 10 Hz counter samples, up to 1 s after the ramp ended.
+write_ramp() {
+    local id=$1 dir=$2 t0=${RES[client_start_unix_ms]:-} end=${RES[t_accept_s]:-}
+    [ -n "$t0" ] && [ -s "$dir/ramp.csv" ] || return 1
+    awk -F, -v t0="$t0" -v end="$end" '
+        NR == 1 { print "seconds,accepted,open"; next }
+        { s = ($1 - t0) / 1000
+          if (s < -0.2) next
+          if (end != "" && s > end + 1) exit
+          printf "%.2f,%d,%d\n", (s < 0 ? 0 : s), $3, $2 }' "$dir/ramp.csv" > "$OUT/ramp/$id.csv"
+}
+
+# record ID RUNDIR KEY=VALUE...: one runs.csv row from RUNDIR/result.env.
+record() {
+    local id=$1 dir=$2; shift 2
+    local env=- ramp="" rdir=""
+    [ -f "$dir/result.env" ] && env=$dir/result.env
+    [ -d "$dir" ] && rdir=runs/$id
+    write_ramp "$id" "$dir" && ramp=ramp/$id.csv
+    "$PYTHON" "$RESULTS_PY" row "$OUT" "$env" "$@" ramp_file="$ramp" run_dir="$rdir" \
+        || { say "error: cannot append to $OUT/runs.csv"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
+}
+
+# One line per finished run, after run_one.sh's live progress line.
+report_run() {
+    local s=${RES[status]:-?}
+    if [ "$s" = ok ]; then
+        say "$(printf '   ok: %s accepted in %ss | server CPU %ss connect, %s%% hold | %s user + %s kernel B/conn (slab %s) | RSS %s KiB' \
+            "${RES[accepted]}" "${RES[t_accept_s]}" "${RES[server_cpu_connect_s]:-?}" "${RES[server_cpu_hold_pct]:-?}" \
+            "${RES[user_bytes_per_conn]:-?}" "${RES[kernel_bytes_per_conn]:-?}" "${RES[slab_bytes_per_conn]:-?}" \
+            "${RES[server_rss_kib]:-?}")"
+    else
+        say "   $s: ${RES[accepted]:-0} accepted${RES[t_accept_s]:+ after ${RES[t_accept_s]}s}${RES[note]:+ - ${RES[note]}}"
+    fi
+}
+
+run_case() {
+    local c=$1 n=$2 label=$3 r=$4 id dir hb rc
+    id=$c-$label-$r dir=$OUT/runs/$id
+    RUN_NO=$((RUN_NO + 1)) RES=()
+    hb=$HEARTBEAT
+    [ "$hb" = auto ] && { hb=$(( (n + 19999) / 20000 )); [ "$hb" -lt 5 ] && hb=5; }
+    say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n), repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
+    if [ -n "${UNAVAILABLE[$c]:-}" ]; then
+        say "   unavailable: ${UNAVAILABLE[$c]} (not retried)"
+        record "$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r" status=unavailable \
+            note="${UNAVAILABLE[$c]}"
+        return
+    fi
+    [ "$RUN_NO" -gt 1 ] && settle
+    if ! guard "$c" "$n"; then
+        say "   skipped: does not fit in memory: $GUARD_MSG"
+        record "$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r" status=skipped-memory \
+            note="$GUARD_MSG"
+        return
+    fi
+    mkdir -p "$dir" || die "cannot create $dir"
+    local args=(--contender "$c" --conns "$n" --out "$dir" --hold "$HOLD" --heartbeat "$hb"
+                --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB")
+    [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
+    if [ -n "$CLIENT_WORKER_CONNS" ]; then
+        # never above what this shell's fd limit allows the client (its own check exits 2)
+        local cap=$(( $(ulimit -n) - 64 ))
+        args+=(--client-worker-conns "$(( CLIENT_WORKER_CONNS < cap ? CLIENT_WORKER_CONNS : cap ))")
+    fi
+    # In the background and waited for: a signal to this script is then handled
+    # at once (bash runs traps only between foreground commands). Its stderr
+    # (live progress, messages) goes to the terminal and run_one.log; the tee
+    # ignores ^C so run_one.sh can still report while it cleans up.
+    "$C1M_ROOT/harness/run_one.sh" "${args[@]}" 2> >(trap '' INT; exec tee "$dir/run_one.log" >&2) &
+    CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r")
+    wait "$CUR_PID"; rc=$?
+    local row=("${CUR_ROW[@]}")
+    CUR_PID="" CUR_ROW=()
+    if load_result "$dir" && [ "$rc" = 0 ]; then
+        record "${row[@]}"
+        learn_cost "$c" "$n"
+    else
+        # run_one.sh itself failed (exit 1: e.g. a sysctl that is not per
+        # namespace; 130: someone signalled it): recorded, counted, and on.
+        HARNESS_ERRORS=$((HARNESS_ERRORS + 1))
+        [ "${RES[status]:-}" = interrupted ] || RES[status]=harness-error
+        RES[note]="run_one.sh exited $rc: $(grep -v $'\r' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
+        record "${row[@]}" status="${RES[status]}" note="${RES[note]}"
+    fi
+    report_run
+    [ "${RES[status]}" = unavailable ] && UNAVAILABLE[$c]=${RES[note]:-unavailable}
+    return 0
+}
+
+# ---- cleanup ----------------------------------------------------------------
+# stop_current: end the run in progress; run_one.sh's own traps stop its
+# client and server and delete its namespace. Only if it had to be killed is
+# its namespace deleted here.
+stop_current() {
+    [ -n "$CUR_PID" ] || return 0
+    say "stopping the run in progress (pid $CUR_PID)"
+    stop_pid "$CUR_PID" 300
+    if [ "$C1M_STOP_KILLED" = 1 ] && [ -s "$CUR_DIR/netns" ]; then
+        ip netns del "$(cat "$CUR_DIR/netns")" 2>/dev/null
+    fi
+    CUR_PID=""
+}
+
+# finish_partial: after an interrupt keep what there is: the interrupted run's
+# row and a meta.json marked incomplete.
+finish_partial() {
+    [ "$FINISHED" = 1 ] && return 0
+    [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
+    if [ ${#CUR_ROW[@]} -gt 0 ]; then
+        load_result "$CUR_DIR" || true
+        record "${CUR_ROW[@]}" status=interrupted note="${RES[note]:-interrupted}"
+    fi
+    write_meta finished_utc="$(date -u +%FT%TZ)" completed=false
+    if [ "$INTERRUPTED" = 1 ]; then
+        say "interrupted: partial results in $OUT (harness/plot.sh $OUT draws them)"
+    else
+        say "stopped on an error: partial results in $OUT"
+    fi
+}
+
+main() {
+    case "${1:-}" in -h|--help) usage 0 ;; "") ;; *) log "bench.sh takes no arguments, only settings in the environment"; usage ;; esac
+    local cmd
+    cmd=$(command_line)
+    read_settings
+    require_root bench.sh
+    for b in c1m-server c1m-client c1m-stat; do
+        [ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make build' first (or 'make bench', which builds)"
+    done
+    setup_out
+    on_exit finish_partial
+    on_exit stop_current
+    trap 'INTERRUPTED=1; printf "\n" >&2; _c1m_on_signal' INT TERM
+    RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#CONT[@]} ))
+    say "c1m bench: $cmd"
+    say "results: $OUT"
+    say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; $RUNS_TOTAL runs"
+    check_namespaces
+    write_meta command="$cmd" started_utc="$(date -u +%FT%TZ)" completed=false
+
+    local i r c
+    for ((i = 0; i < ${#TIER_N[@]}; i++)); do
+        for ((r = 1; r <= REPEAT; r++)); do
+            for c in "${CONT[@]}"; do
+                run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r"
+            done
+        done
+    done
+
+    FINISHED=1
+    write_meta finished_utc="$(date -u +%FT%TZ)" completed=true
+    if command -v gnuplot >/dev/null; then
+        "$C1M_ROOT/harness/plot.sh" "$OUT" || { say "error: plotting failed"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
+    else
+        say "gnuplot is missing: no plots (apt-get install gnuplot-nox, then: make plot RUN=$OUT)"
+    fi
+    say ""
+    "$PYTHON" "$RESULTS_PY" summary "$OUT" | tee -a "$OUT/bench.log" >&2
+    say ""
+    say "results: $OUT (runs.csv, meta.json, report.md, plots/)"
+    [ "$HARNESS_ERRORS" = 0 ] || { say "$HARNESS_ERRORS harness error(s): see the runs' run_one.log"; exit 1; }
+    exit 0
+}
+
+main "$@"

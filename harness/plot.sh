@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# plot.sh RUN_DIR - redraw every plot (PNG and SVG) and report.md of a bench
+# run from its runs.csv, ramp/*.csv and meta.json alone. Needs no root.
+#
+# harness/lib/results.py turns the CSVs into gnuplot data files under
+# RUN_DIR/plots/data/ (derived, safe to delete); harness/plots/*.gp draw them.
+#
+# Exit: 0 done, 1 error (missing input, gnuplot missing or failing), 2 usage.
+set -uo pipefail
+source "$(dirname "$0")/lib/common.sh"
+
+GPDIR=$C1M_ROOT/harness/plots
+RESULTS_PY=$C1M_ROOT/harness/lib/results.py
+
+usage() {
+    log "usage: plot.sh RUN_DIR    (a results/<timestamp> directory written by bench.sh)"
+    exit "${1:-2}"
+}
+
+# gnuplot string literal: single quotes, a quote doubled.
+gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }
+
+# draw NAME: plots/NAME.png and plots/NAME.svg from harness/plots/NAME.gp.
+draw() {
+    local name=$1 fmt
+    for fmt in png svg; do
+        gnuplot -e "fmt='$fmt'; data=$(gp_quote "$data"); out=$(gp_quote "$plots/$name"); gpdir=$(gp_quote "$GPDIR")" \
+            "$GPDIR/$name.gp" 2> "$data/$name.$fmt.log"
+        local rc=$?
+        # gnuplot's warnings (a single tier: "empty x range") are not failures.
+        if [ $rc -ne 0 ] || [ ! -s "$plots/$name.$fmt" ]; then
+            cat "$data/$name.$fmt.log" >&2
+            die "gnuplot failed on $name.gp ($fmt)"
+        fi
+    done
+}
+
+main() {
+    [ $# -eq 1 ] || usage
+    case "$1" in -h|--help) usage 0 ;; esac
+    run=${1%/}
+    [ -f "$run/runs.csv" ] || die "$run/runs.csv not found: give a directory written by harness/bench.sh"
+    command -v gnuplot >/dev/null \
+        || die "gnuplot is missing: apt-get install gnuplot-nox (or harness/install-deps.sh bench)"
+    plots=$run/plots
+    data=$plots/data
+    mkdir -p "$data" || die "cannot create $data"
+    rm -f "$plots"/*.png "$plots"/*.svg
+    local have
+    have=$("$PYTHON" "$RESULTS_PY" plotdata "$run" "$data") || die "cannot read $run/runs.csv"
+    if [[ " $have " == *" tiers "* ]]; then
+        draw t_connect; draw rss; draw cpu
+    else
+        log "no run completed: no tier plots"
+    fi
+    [[ " $have " == *" ramp "* ]] && draw ramp
+    [[ " $have " == *" bytes "* ]] && draw bytes
+    "$PYTHON" "$RESULTS_PY" report "$run" || die "cannot write $run/report.md"
+    log "plots in $plots/, report in $run/report.md"
+}
+
+main "$@"

@@ -1,0 +1,20 @@
+# bytes.gp - memory per connection, stacked: kernel (the socket slab caches of
+# both loopback ends) and the server's userspace. Each contender at the largest
+# tier it completed ("name@tier" when below the run's largest).
+load gpdir.'/common.gp'
+unset logscale x
+set offsets 0, 0, graph 0.08, 0
+set title 'Bytes per connection at '.big_label
+unset xlabel   # the tics name the contenders
+set bmargin 4  # room for a second tic line: "(tier)"
+set ylabel 'bytes per connection'
+set yrange [0:*]
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+set key top left
+# "name@tier" -> "name" over "(tier)"
+tick(s) = strstrt(s, '@') ? s[1:strstrt(s, '@') - 1]."\n(".s[strstrt(s, '@') + 1:].")" : s
+plot data.'/bytes.dat' using 3:xtic(tick(strcol(1))) title 'kernel: socket slab caches (2 sockets)' lc rgb 0x4c72b0, \
+     '' using 2 title 'server userspace (RssAnon delta)' lc rgb 0xdd8452

@@ -1,0 +1,23 @@
+# common.gp - terminal, colours and styles shared by every plot.
+# plot.sh calls each script with: fmt ('png' or 'svg'), out (path without the
+# extension), data (the directory with vars.gp and the .dat files), gpdir
+# (this directory).
+load data.'/vars.gp'
+if (fmt eq 'svg') {
+    set terminal svg size 960,600 dynamic noenhanced font 'Sans,12' background rgb 'white'
+} else {
+    set terminal pngcairo size 960,600 noenhanced font 'Sans,11'
+}
+set output out.'.'.fmt
+set grid
+set key top left box opaque Left reverse width 1
+set border lw 1
+# One colour per contender, the same in every plot.
+color(c) = c eq 'c' ? 0x1f77b4 : c eq 'pyext' ? 0xff7f0e : c eq 'asyncio-protocol' ? 0x2ca02c : \
+           c eq 'asyncio-streams' ? 0xd62728 : c eq 'uvloop' ? 0x9467bd : 0x7f7f7f
+# "name:status" (a ramp that did not finish) -> "name"
+base(s) = strstrt(s, ':') ? s[1:strstrt(s, ':') - 1] : s
+# Tier axis: the tiers themselves as tics, log scale when they span 10x or more.
+set xlabel 'connections (tier)'
+if (logx) { set logscale x }
+set offsets graph 0.04, graph 0.04, graph 0.08, 0

@@ -1,0 +1,223 @@
+#!/usr/bin/env bats
+# The benchmark harness end to end on a tiny tier: harness/bench.sh, runs.csv,
+# meta.json, plots, plot.sh, SIGINT cleanup, the non-root refusal and the
+# memory guard. Everything but the non-root test needs root (skips without).
+# One small suite (3 contenders x 2k, several workers each) runs once in
+# setup_file and is shared by the first tests.
+
+setup_file() {
+    load helpers
+    export RUN_DIR=$BATS_FILE_TMPDIR/run
+    [ "$(id -u)" = 0 ] || return 0
+    # Under SANITIZE=1 the extension is an ASan build that needs the runtime
+    # preloaded; the harness does not do that, so pyext sits that one out.
+    local contenders=c,asyncio-protocol,pyext
+    [ "${SANITIZE:-0}" = 1 ] && contenders=c,asyncio-protocol
+    export SUITE_CONTENDERS=$contenders
+    (cd "$C1M_ROOT" && exec env TIERS=2k CONTENDERS="$contenders" HOLD=2 HEARTBEAT=1 \
+        SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=800 SETTLE_MAX=5 OUT="$RUN_DIR" \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_FILE_TMPDIR/bench.out" 2>&1
+    echo $? > "$BATS_FILE_TMPDIR/bench.rc"
+}
+
+setup() {
+    load helpers
+    load_bats_libs
+    BENCH_PID=
+}
+
+teardown() {
+    # a test that failed half-way: bench.sh's own traps clean up on SIGTERM
+    stop_pid "$BENCH_PID"
+    check_sanitizer_logs
+}
+
+need_suite() {
+    need_root
+    [ -f "$BATS_FILE_TMPDIR/bench.rc" ] || fail "the shared suite did not run"
+}
+need_gnuplot() {
+    command -v gnuplot >/dev/null || skip "needs gnuplot (apt-get install gnuplot-nox; make test installs it)"
+}
+
+# The profile's keys and fs.file-max as "key=value" lines, from the host.
+host_sysctls() {
+    local k
+    for k in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
+               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max; do
+        echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"
+    done
+}
+
+in_hold() { grep -qs "holding" "$1"/runs/*/run_one.log; }
+group_empty() { ! pgrep -g "$1" >/dev/null; }
+
+@test "bench.sh: 2k for each contender, several workers, exit 0, summary on the terminal" {
+    need_suite
+    run cat "$BATS_FILE_TMPDIR/bench.out"
+    [ "$(cat "$BATS_FILE_TMPDIR/bench.rc")" = 0 ] || fail "bench.sh exited $(cat "$BATS_FILE_TMPDIR/bench.rc"): $output"
+    assert_output --partial "t_accept s"          # the summary table's header
+    for c in ${SUITE_CONTENDERS//,/ }; do
+        assert_line --regexp "^$c +2k +ok "
+    done
+}
+
+@test "runs.csv: the columns harness/README.md documents, sane values, ramp files" {
+    need_suite
+    run "$PYTHON" - "$RUN_DIR" "$C1M_ROOT/harness/README.md" "$SUITE_CONTENDERS" "${SANITIZE:-0}" <<'PY'
+import csv, os, re, sys
+run, readme, contenders = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+sanitized = sys.argv[4] == "1"   # ASan's allocator can hand memory back: RSS may even shrink
+# the column table under "## runs.csv columns"
+text = re.split(r"\n#+ ", open(readme).read().split("## runs.csv columns", 1)[1])[0]
+documented = re.findall(r"^\| `([a-z0-9_]+)` \|", text, re.M)
+rows = list(csv.DictReader(open(os.path.join(run, "runs.csv"))))
+header = list(rows[0].keys())
+assert header == documented, ("header", header, documented)
+assert sorted(r["contender"] for r in rows) == sorted(contenders), [r["contender"] for r in rows]
+for r in rows:
+    c = r["contender"]
+    def n(k):
+        return float(r[k])
+    assert r["status"] == "ok", (c, r["status"], r["note"])
+    assert r["tier"] == "2000" and r["tier_label"] == "2k" and r["repeat"] == "1", c
+    assert n("accepted") == 2000 and n("client_established") == 2000 and n("client_failed") == 0, c
+    assert n("t_accept_s") > 0 and n("t_client_established_s") > 0, c
+    assert n("server_workers") >= 3 and n("client_workers") >= 2, (c, r["server_workers"], r["client_workers"])
+    assert n("user_bytes_per_conn") >= 0 or sanitized, (c, r["user_bytes_per_conn"])
+    # slab figures are machine-wide: anything else running (another test suite)
+    # moves them, so only their presence is checked here
+    n("kernel_bytes_per_conn"), n("slab_bytes_per_conn")
+    assert "TCP=" in r["slab_caches"], c
+    assert n("server_rss_kib") > 0 and n("server_pss_kib") > 0, c
+    assert n("server_cpu_connect_s") >= 0 and n("server_cpu_hold_pct") >= 0, c
+    assert 0 <= n("machine_cpu_hold_pct") <= 100 * os.cpu_count(), c
+    assert n("client_cpu_run_s") >= 0, c
+    assert n("sockstat_tcp_inuse") >= 4000, c          # both ends of 2000 + listeners
+    assert n("hb_pongs") > 0 and n("open_after_hold") == 2000, c
+    assert n("hold_wall_s") >= 2 and n("heartbeat_s") == 1, c
+    assert r["server_exit"] == "0" and r["client_exit"] == "0", (c, r["server_exit"], r["client_exit"])
+    ramp = list(csv.reader(open(os.path.join(run, r["ramp_file"]))))
+    assert ramp[0] == ["seconds", "accepted", "open"], ramp[0]
+    assert int(ramp[-1][1]) == 2000 and float(ramp[1][0]) >= 0, ramp[-1]
+    assert os.path.isfile(os.path.join(run, r["run_dir"], "client.json")), c
+print("ok", len(rows))
+PY
+    assert_success
+    assert_output --partial "ok"
+}
+
+@test "meta.json: machine, software and the kernel profile as applied (identical in every run)" {
+    need_suite
+    run "$PYTHON" - "$RUN_DIR/meta.json" "$C1M_ROOT/harness/kernel-profile.conf" <<'PY'
+import json, re, sys
+m = json.load(open(sys.argv[1]))
+conf = {}
+for line in open(sys.argv[2]):
+    line = line.split("#", 1)[0].strip()
+    if line:
+        k, v = line.split("=", 1)
+        conf[k.strip()] = re.sub(r"\s+", " ", v.strip())
+assert m["sysctl_profile"] == conf, (m["sysctl_profile"], conf)
+assert m["sysctl_profile_identical"] is True and m["sysctl_profile_runs"] >= 2
+for k in ("kernel", "cpu_model", "cores", "mem_total_kib", "distro", "gcc_version",
+          "python_version", "git_commit", "fd_limit_soft", "fs_file_max", "fs_nr_open", "command"):
+    assert m.get(k) not in (None, ""), k
+assert "uvloop_version" in m and m["completed"] is True
+assert len(m["worker_counts"]) >= 2 and all(w["server_workers"] >= 3 for w in m["worker_counts"])
+print("ok")
+PY
+    assert_success
+}
+
+@test "plots: PNG and SVG for every plot, report.md embeds them" {
+    need_suite
+    need_gnuplot
+    for p in t_connect rss cpu ramp bytes; do
+        [ -s "$RUN_DIR/plots/$p.png" ] || fail "no $p.png"
+        [ -s "$RUN_DIR/plots/$p.svg" ] || fail "no $p.svg"
+        [ "$(head -c 4 "$RUN_DIR/plots/$p.png" | tail -c 3)" = PNG ] || fail "$p.png is not a PNG"
+        grep -q "<svg" "$RUN_DIR/plots/$p.svg" || fail "$p.svg is not an SVG"
+        grep -q "(plots/$p.png)" "$RUN_DIR/report.md" || fail "report.md does not embed $p.png"
+    done
+    grep -q "harness/bench.sh" "$RUN_DIR/report.md"      # the run's command
+}
+
+@test "make plot RUN=... redraws every plot and report.md from the CSVs alone" {
+    need_suite
+    need_gnuplot
+    copy=$BATS_TEST_TMPDIR/copy
+    mkdir -p "$copy"
+    cp -r "$RUN_DIR/runs.csv" "$RUN_DIR/meta.json" "$RUN_DIR/ramp" "$copy/"
+    run make -s -C "$C1M_ROOT" plot RUN="$copy"
+    assert_success
+    for p in t_connect rss cpu ramp bytes; do
+        [ -s "$copy/plots/$p.png" ] && [ -s "$copy/plots/$p.svg" ] || fail "no $p plot"
+    done
+    for c in ${SUITE_CONTENDERS//,/ }; do
+        grep -q "^| $c | 2k | ok |" "$copy/report.md" || fail "no summary row for $c"
+    done
+    run "$C1M_ROOT/harness/plot.sh" "$BATS_TEST_TMPDIR/nothing-here"
+    assert_failure 1
+    assert_output --partial "runs.csv not found"
+}
+
+@test "SIGINT mid-run: exit 130, no namespace or process left, host sysctls unchanged" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/int
+    # Job control: bench.sh gets its own process group and, unlike a plain
+    # background job, does not ignore SIGINT - like a ^C on a terminal.
+    set -m
+    (cd "$C1M_ROOT" && exec env TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_TEST_TMPDIR/int.log" 2>&1 &
+    BENCH_PID=$!
+    set +m
+    wait_for 40 in_hold "$out" || fail "never reached the hold: $(cat "$BATS_TEST_TMPDIR/int.log")"
+    ns=$(cat "$out"/runs/*/netns)
+    ip netns list | grep -q "^$ns\b" || fail "namespace $ns not there during the run"
+    kill -INT -- "-$BENCH_PID"                   # the whole group, as the terminal does
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$BATS_TEST_TMPDIR/int.log")"
+    wait_for 10 group_empty "$pgid" || fail "left running: $(pgrep -a -g "$pgid")"
+    ! pgrep -f "$out" >/dev/null || fail "left running: $(pgrep -a -f "$out")"
+    run ip netns list
+    refute_output --partial "$ns"
+    [ "$(host_sysctls)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(host_sysctls))"
+    grep -q ",interrupted," "$out/runs.csv"
+    grep -q '"completed": false' "$out/meta.json"
+}
+
+@test "without root: says why and what to do, exits 1, creates nothing" {
+    out=$BATS_TEST_TMPDIR/noroot
+    if [ "$(id -u)" = 0 ]; then
+        nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+        "${nobody[@]}" test -x "$C1M_ROOT/harness/bench.sh" \
+            || skip "user nobody cannot run $C1M_ROOT/harness/bench.sh (checkout not world-readable)"
+    else
+        nobody=()
+    fi
+    run "${nobody[@]}" env TIERS=2k OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$C1M_ROOT/harness/bench.sh"
+    assert_failure 1
+    assert_output --partial "needs root"
+    assert_output --partial "network namespaces"
+    assert_output --partial "sudo make bench"
+    [ ! -e "$out" ]
+}
+
+@test "memory guard: a tier that will not fit is skipped with a message and a row; the suite goes on" {
+    need_root
+    out=$BATS_TEST_TMPDIR/guard
+    # need = N x max(measured, 8192 B) x 1.15 + MIN_AVAILABLE_MIB (1024) + 256 MiB:
+    # 1k (nothing measured yet: 8192 B) needs 1289 MiB, 2k at least 1298 MiB.
+    run env -C "$C1M_ROOT" TIERS=2k,1k CONTENDERS=c HOLD=1 MEM_GUARD_MIB=1293 OUT="$out" \
+        SETTLE_MAX=5 PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    assert_success
+    assert_output --partial "skipped: does not fit in memory"
+    assert_output --partial "MEM_GUARD_MIB"
+    run cut -d, -f1-6 "$out/runs.csv"
+    assert_line "c,1000,1k,1,ok,1000"
+    assert_line --regexp '^c,2000,2k,1,skipped-memory,'
+    grep -q "skipped-memory" "$out/report.md"
+}
