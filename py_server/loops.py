@@ -78,7 +78,23 @@ def check_available(loop_name):
         import_c1m()
 
 
-class AsyncioBackend:
+class _LoopCalls:
+    """The loop calls a worker makes, identical on every backend's self.loop."""
+
+    def call_later(self, delay, fn, *args):
+        return self.loop.call_later(delay, fn, *args)
+
+    def add_signal_handler(self, signum, fn, *args):
+        self.loop.add_signal_handler(signum, fn, *args)
+
+    def run_forever(self):
+        self.loop.run_forever()
+
+    def stop(self):
+        self.loop.stop()
+
+
+class AsyncioBackend(_LoopCalls):
     """asyncio's default (selector) loop or uvloop's; streams or protocol API."""
 
     def __init__(self, cfg, counters):
@@ -163,20 +179,8 @@ class AsyncioBackend:
     def set_exception_handler(self, fn):
         self.loop.set_exception_handler(fn)
 
-    def call_later(self, delay, fn, *args):
-        return self.loop.call_later(delay, fn, *args)
 
-    def add_signal_handler(self, signum, fn, *args):
-        self.loop.add_signal_handler(signum, fn, *args)
-
-    def run_forever(self):
-        self.loop.run_forever()
-
-    def stop(self):
-        self.loop.stop()
-
-
-class C1mBackend:
+class C1mBackend(_LoopCalls):
     """The CPython extension's loop (pyext/): c1m.Loop().
 
     Its transports expose no socket object (get_extra_info("socket") is None),
@@ -229,17 +233,6 @@ class C1mBackend:
         if seh is not None:
             seh(fn)
 
-    def call_later(self, delay, fn, *args):
-        return self.loop.call_later(delay, fn, *args)
-
-    def add_signal_handler(self, signum, fn, *args):
-        self.loop.add_signal_handler(signum, fn, *args)
-
-    def run_forever(self):
-        self.loop.run_forever()
-
-    def stop(self):
-        self.loop.stop()
 
 
 def close_protocols():

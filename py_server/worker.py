@@ -178,9 +178,10 @@ class Worker:
         # tick() stops the loop once every connection_lost has run
 
     # -- body -------------------------------------------------------------
-    def run(self, early_stop=None):
+    def run(self, early_stop=None, on_ready=None):
         """Returns the exit status. early_stop() tells whether a stop signal
-        arrived before the loop's handlers were installed."""
+        arrived before the loop's handlers were installed; on_ready() runs once
+        the worker listens, before the loop starts (py_server.anatomy uses it)."""
         self.publish()
         self.startup_error = None
         self.backend = b = make_backend(self.cfg, self.c)
@@ -195,6 +196,8 @@ class Worker:
             self.set_state(st.FAILED)
             return 1
         b.call_later(PUBLISH_S, self.tick)
+        if on_ready is not None:
+            on_ready()
         if early_stop is not None and early_stop():
             self.on_stop_signal()
         b.run_forever()

@@ -113,3 +113,17 @@ serves_2000() {
         serves_2000 c1m protocol
     fi
 }
+
+@test "anatomy: the per-connection breakdown adds up to the RSS growth" {
+    [ "${SANITIZE:-0}" = 1 ] && skip "RSS figures are meaningless under ASan"
+    run in_ns env PYTHONPATH="$C1M_ROOT:$C1M_BUILD/pyext" "$PYTHON" -m py_server.anatomy \
+        --loop asyncio --api protocol --conns 500 --port 9000 --client "$CLIENT"
+    assert_success
+    assert_output --partial "asyncio-protocol: 500 idle connections"
+    assert_output --partial "asyncio.selector_events._SelectorSocketTransport"
+    assert_output --partial "py_server.protocol.LineProtocol"
+    assert_output --partial "= RssAnon growth"
+    run in_ns env PYTHONPATH="$C1M_ROOT:$C1M_BUILD/pyext" "$PYTHON" -m py_server.anatomy --conns 0
+    assert_failure 2
+    assert_output --partial "--conns"
+}
