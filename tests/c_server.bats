@@ -19,10 +19,7 @@ setup() {
     PORT=9000
 }
 teardown() {
-    stop_pid "${CLIENT_PID:-}"
-    stop_pid "${SERVER_PID:-}"
-    # belt and braces: the server's own pid, from its counters file
-    [ -f "$STATS" ] && stop_pid "$("$STAT" --get pid "$STATS")"
+    stop_test_processes
     check_sanitizer_logs
 }
 

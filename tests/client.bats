@@ -20,9 +20,7 @@ setup() {
     PORT=9000
 }
 teardown() {
-    stop_pid "${CLIENT_PID:-}"
-    stop_pid "${SERVER_PID:-}"
-    [ -f "${STATS:-}" ] && stop_pid "$("$STAT" --get pid "$STATS" 2>/dev/null)"
+    stop_test_processes
     check_sanitizer_logs
 }
 

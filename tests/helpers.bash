@@ -120,3 +120,13 @@ check_sanitizer_logs() {
     done
     return "$found"
 }
+
+# teardown for tests that start a server and a client: both by PID, then the
+# server's own pid from its counters file (belt and braces: if a test failed
+# before recording SERVER_PID, the server is still found).
+stop_test_processes() {
+    stop_pid "${CLIENT_PID:-}"
+    stop_pid "${SERVER_PID:-}"
+    [ -f "${STATS:-}" ] && stop_pid "$("$STAT" --get pid "$STATS" 2>/dev/null)"
+    return 0
+}

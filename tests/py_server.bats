@@ -23,9 +23,7 @@ setup() {
     export PYTHONPATH=$C1M_ROOT:$C1M_BUILD/pyext${PYTHONPATH:+:$PYTHONPATH}
 }
 teardown() {
-    stop_pid "${CLIENT_PID:-}"
-    stop_pid "${SERVER_PID:-}"
-    [ -f "$STATS" ] && stop_pid "$("$STAT" --get pid "$STATS" 2>/dev/null)"
+    stop_test_processes
     check_sanitizer_logs
 }
 

@@ -15,29 +15,35 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
+# The server counts its own connections (OPEN) and writes the count to a file
+# every 100 ms: listing /proc/PID/fd of a process holding thousands of sockets
+# would create kernel objects and cost seconds.
 PROTOCOLS = {
     "slots": """
+        OPEN = [0]
         class P:
             __slots__ = ("transport", "a", "b")
             def connection_made(self, t):
-                self.transport = t; self.a = 0; self.b = 0
+                self.transport = t; self.a = 0; self.b = 0; OPEN[0] += 1
             def data_received(self, data): pass
             def eof_received(self): return False
-            def connection_lost(self, exc): self.transport = None
+            def connection_lost(self, exc): self.transport = None; OPEN[0] -= 1
     """,
     "plain": """
+        OPEN = [0]
         class P:
             def connection_made(self, t):
-                self.transport = t; self.a = 0; self.b = 0
+                self.transport = t; self.a = 0; self.b = 0; OPEN[0] += 1
             def data_received(self, data): pass
             def eof_received(self): return False
-            def connection_lost(self, exc): self.transport = None
+            def connection_lost(self, exc): self.transport = None; OPEN[0] -= 1
     """,
 }
 
@@ -47,6 +53,12 @@ SERVERS = {
         loop = c1m.Loop()
         srv = loop.create_server(P, "127.0.0.1", PORT, backlog=4096)
         loop.add_signal_handler(signal.SIGTERM, loop.stop)
+        def report():
+            with open(COUNT_FILE + ".tmp", "w") as f:
+                f.write(str(OPEN[0]))
+            os.replace(COUNT_FILE + ".tmp", COUNT_FILE)
+            loop.call_later(0.1, report)
+        loop.call_soon(report)
         loop.call_soon(lambda: (print("ready", flush=True)))
         loop.run_forever()
         loop.close()
@@ -56,6 +68,12 @@ SERVERS = {
         loop = asyncio.new_event_loop()
         srv = loop.run_until_complete(loop.create_server(P, "127.0.0.1", PORT, backlog=4096))
         loop.add_signal_handler(signal.SIGTERM, loop.stop)
+        def report():
+            with open(COUNT_FILE + ".tmp", "w") as f:
+                f.write(str(OPEN[0]))
+            os.replace(COUNT_FILE + ".tmp", COUNT_FILE)
+            loop.call_later(0.1, report)
+        loop.call_soon(report)
         loop.call_soon(lambda: (print("ready", flush=True)))
         loop.run_forever()
     """,
@@ -64,6 +82,12 @@ SERVERS = {
         loop = uvloop.new_event_loop()
         srv = loop.run_until_complete(loop.create_server(P, "127.0.0.1", PORT, backlog=4096))
         loop.add_signal_handler(signal.SIGTERM, loop.stop)
+        def report():
+            with open(COUNT_FILE + ".tmp", "w") as f:
+                f.write(str(OPEN[0]))
+            os.replace(COUNT_FILE + ".tmp", COUNT_FILE)
+            loop.call_later(0.1, report)
+        loop.call_soon(report)
         loop.call_soon(lambda: (print("ready", flush=True)))
         loop.run_forever()
     """,
@@ -78,32 +102,39 @@ def rss_anon(pid):
     raise RuntimeError("no RssAnon for %d" % pid)
 
 
-def nfds(pid):
-    return len(os.listdir("/proc/%d/fd" % pid))
+def server_count(path):
+    """The server's own count of open connections (0 until it first reports)."""
+    try:
+        with open(path) as f:
+            return int(f.read() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def measure(case, args):
     loop_name, proto = case.split("-")
-    code = (textwrap.dedent(PROTOCOLS[proto]) + textwrap.dedent(SERVERS[loop_name])).replace(
-        "PORT", str(args.port))
+    count_dir = tempfile.mkdtemp(prefix="c1m-measure-")
+    count_file = os.path.join(count_dir, "open")
+    code = ("import os\n" + textwrap.dedent(PROTOCOLS[proto]) + textwrap.dedent(SERVERS[loop_name])
+            ).replace("PORT", str(args.port)).replace("COUNT_FILE", repr(count_file))
     server = subprocess.Popen([args.python, "-c", code], stdout=subprocess.PIPE, text=True)
     client = None
     try:
         if server.stdout.readline().strip() != "ready":
             raise RuntimeError("%s: server did not start" % case)
         time.sleep(0.5)
-        fds0, rss0 = nfds(server.pid), rss_anon(server.pid)
+        rss0 = rss_anon(server.pid)
         client = subprocess.Popen([args.client, "--connections", str(args.connections),
                                    "--port", str(args.port), "--hold", str(args.hold),
                                    "--quiet"], stdout=subprocess.DEVNULL)
         deadline = time.monotonic() + args.hold + 60
-        while nfds(server.pid) - fds0 < args.connections:
+        while server_count(count_file) < args.connections:
             if time.monotonic() > deadline or client.poll() is not None:
-                raise RuntimeError("%s: only %d connections" % (case, nfds(server.pid) - fds0))
+                raise RuntimeError("%s: only %d connections" % (case, server_count(count_file)))
             time.sleep(0.1)
         time.sleep(1.0)   # let the last callbacks run
         rss1 = rss_anon(server.pid)
-        held = nfds(server.pid) - fds0
+        held = server_count(count_file)
         client.wait(args.hold + 120)
         rc = client.returncode
     finally:
@@ -117,6 +148,10 @@ def measure(case, args):
             server.kill()
             server.wait()
         server.stdout.close()
+        for f in (count_file, count_file + ".tmp"):
+            if os.path.exists(f):
+                os.unlink(f)
+        os.rmdir(count_dir)
     return {"case": case, "connections": held, "rss_before": rss0, "rss_after": rss1,
             "per_conn": (rss1 - rss0) / held, "client_rc": rc}
 
