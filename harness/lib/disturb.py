@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+"""disturb.py - how much of the machine something outside the run used.
+
+    disturb.py sample --root PID --out FILE [--interval S]
+    disturb.py summary FILE --ramp T0 T1 [--hold T2 T3] [--limit PCT]
+
+sample: every S seconds (default 1), and at once on SIGUSR1 (run_one.sh sends
+one at each phase boundary so the windows line up with samples), reads
+/proc/stat and every /proc/PID/stat and appends one JSON line: the interval's
+machine jiffies (all CPUs), steal and softirq jiffies, and the utime+stime
+ticks of the processes OUTSIDE the run. The run = PID (run_one.sh) and all its
+descendants: server, workers, client, ip netns exec, c1m-stat, this sampler.
+Outside = every other process, kernel threads (kworkers: namespace teardown
+shows there) and PID 1 included, except the ksoftirqd threads, which are
+reported apart: on loopback they mostly process the run's own packets. PID 1
+(a system process here that scans every process's fds) is also reported apart.
+SIGTERM: one last sample, exit 0. Standard library only; never lists /proc/PID/fd.
+
+summary: prints key=value lines for run_one.sh over the ramp [T0, T1] and the
+hold [T2, T3] (unix seconds; an interval straddling a boundary is prorated;
+a window shorter than 2 s is judged over its first 2 s: CPU time is counted in
+10 ms ticks, so a 0.1 s window of a 2k ramp holds too few of them to mean anything):
+outside_ramp_pct, outside_hold_pct, outside_cpu_pct (the larger), outside_top
+(the busiest outside process of that window, comm[pid]=pct), init_cpu_pct,
+ksoftirqd_pct, steal_pct, softirq_pct (over ramp and hold together), and
+disturbed=1 with disturb_cause when outside CPU in either window exceeds
+--limit PCT. Every percentage is of the whole machine (100 = every CPU busy).
+
+Exit: 0 done, 1 the sample file is unreadable, 2 usage.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+PROC = "/proc"
+MIN_WINDOW_S = 2.0
+
+
+def usage(msg=None):
+    if msg:
+        print(f"disturb.py: {msg}", file=sys.stderr)
+    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    sys.exit(2)
+
+
+def read_cpu():
+    """/proc/stat's cpu line: (total, steal, softirq) jiffies over all CPUs."""
+    with open(f"{PROC}/stat") as f:
+        for line in f:
+            if line.startswith("cpu "):
+                v = [int(x) for x in line.split()[1:]]
+                # user nice system idle iowait irq softirq steal (guest is inside user)
+                return sum(v[:8]), v[7] if len(v) > 7 else 0, v[6]
+    raise OSError("no cpu line in /proc/stat")
+
+
+def read_procs():
+    """{pid: (ppid, comm, ticks, starttime)} for every process readable now."""
+    procs = {}
+    for name in os.listdir(PROC):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"{PROC}/{name}/stat", "rb") as f:
+                data = f.read().decode("utf-8", "replace")
+        except OSError:
+            continue   # exited meanwhile
+        lp, rp = data.find("("), data.rfind(")")
+        if lp < 0 or rp < 0:
+            continue
+        rest = data[rp + 2:].split()
+        try:
+            # fields after comm: state ppid ... utime(12) stime(13) ... starttime(20), 0-based here
+            procs[int(name)] = (int(rest[1]), data[lp + 1:rp], int(rest[11]) + int(rest[12]),
+                                int(rest[19]))
+        except (IndexError, ValueError):
+            continue
+    return procs
+
+
+def tree_of(root, procs):
+    """root and every descendant of it."""
+    children = {}
+    for pid, p in procs.items():
+        children.setdefault(p[0], []).append(pid)
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid in tree:
+            continue
+        tree.add(pid)
+        todo.extend(children.get(pid, ()))
+    return tree
+
+
+def boot_ticks(hz):
+    with open(f"{PROC}/uptime") as f:
+        return float(f.read().split()[0]) * hz
+
+
+def cmd_sample(args):
+    root, out, interval = None, None, 1.0
+    i = 0
+    while i < len(args):
+        a = args[i]
+        v = args[i + 1] if i + 1 < len(args) else None
+        if a in ("--root", "--out", "--interval") and v is None:
+            usage(f"{a}: needs a value")
+        if a == "--root":
+            if not v.isdigit() or int(v) < 1:
+                usage(f"--root: expects a pid: {v}")
+            root = int(v)
+        elif a == "--out":
+            out = v
+        elif a == "--interval":
+            try:
+                interval = float(v)
+            except ValueError:
+                usage(f"--interval: expects seconds: {v}")
+            if not 0.05 <= interval <= 60:
+                usage(f"--interval: expects 0.05..60 seconds: {v}")
+        else:
+            usage(f"unknown flag: {a}")
+        i += 2
+    if root is None or out is None:
+        usage("sample: needs --root and --out")
+    hz = os.sysconf("SC_CLK_TCK")
+    # Signals are blocked and taken synchronously: a sample is never cut in half.
+    sigs = {signal.SIGUSR1, signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+    signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        f = open(out, "a", buffering=1)
+    except OSError as e:
+        print(f"disturb.py: cannot write {out}: {e}", file=sys.stderr)
+        return 1
+    prev_cpu, prev_t, prev_boot = read_cpu(), time.time(), boot_ticks(hz)
+    prev = {pid: p[2] for pid, p in read_procs().items()}
+    stop = False
+    while not stop:
+        got = signal.sigtimedwait(sigs, interval)
+        if got is not None and got.si_signo != signal.SIGUSR1:
+            stop = True
+        cpu, t, boot = read_cpu(), time.time(), boot_ticks(hz)
+        procs = read_procs()
+        tree = tree_of(root, procs)
+        outside, ksoftirqd, init, busiest = 0, 0, 0, {}
+        for pid, (ppid, comm, ticks, start) in procs.items():
+            if pid in prev:
+                d = ticks - prev[pid]
+            elif start >= prev_boot - hz:
+                d = ticks       # started during the interval: all its time is new
+            else:
+                d = 0           # not seen before (pid reuse race): no baseline
+            if d <= 0 or pid in tree:
+                continue
+            if comm.startswith("ksoftirqd/"):
+                ksoftirqd += d
+                continue
+            outside += d
+            if pid == 1:
+                init += d
+            busiest[f"{comm}[{pid}]"] = d
+        top = sorted(busiest.items(), key=lambda kv: -kv[1])[:5]
+        f.write(json.dumps({
+            "t0": round(prev_t, 3), "t1": round(t, 3), "total": cpu[0] - prev_cpu[0],
+            "steal": cpu[1] - prev_cpu[1], "softirq": cpu[2] - prev_cpu[2],
+            "outside": outside, "ksoftirqd": ksoftirqd, "init": init, "top": top,
+            "tree": len(tree)}) + "\n")
+        prev_cpu, prev_t, prev_boot = cpu, t, boot
+        prev = {pid: p[2] for pid, p in procs.items()}
+    f.close()
+    return 0
+
+
+def window(samples, a, b):
+    """Sums over [a, b]: each sample's share = the part of its interval inside."""
+    s = {"total": 0.0, "steal": 0.0, "softirq": 0.0, "outside": 0.0, "ksoftirqd": 0.0,
+         "init": 0.0, "top": {}}
+    for x in samples:
+        span = x["t1"] - x["t0"]
+        if span <= 0:
+            continue
+        part = (min(b, x["t1"]) - max(a, x["t0"])) / span
+        if part <= 0:
+            continue
+        part = min(part, 1.0)
+        for k in ("total", "steal", "softirq", "outside", "ksoftirqd", "init"):
+            s[k] += x[k] * part
+        for name, d in x["top"]:
+            s["top"][name] = s["top"].get(name, 0) + d * part
+    return s
+
+
+def pct(part, total):
+    return 100.0 * part / total if total > 0 else 0.0
+
+
+def top_text(s, n):
+    top = sorted(s["top"].items(), key=lambda kv: -kv[1])[:n]
+    return " ".join(f"{name}={pct(d, s['total']):.1f}" for name, d in top if d > 0)
+
+
+def cmd_summary(args):
+    if not args:
+        usage("summary: needs FILE")
+    path, ramp, hold, limit = args[0], None, None, None
+    i = 1
+    try:
+        while i < len(args):
+            a = args[i]
+            if a in ("--ramp", "--hold"):
+                pair = (float(args[i + 1]), float(args[i + 2]))
+                if a == "--ramp":
+                    ramp = pair
+                else:
+                    hold = pair
+                i += 3
+            elif a == "--limit":
+                limit = float(args[i + 1])
+                i += 2
+            else:
+                usage(f"unknown flag: {a}")
+    except (IndexError, ValueError):
+        usage(f"{args[i]}: expects numbers")
+    if ramp is None:
+        usage("summary: needs --ramp T0 T1")
+    samples = []
+    try:
+        with open(path) as f:
+            for line in f:
+                try:
+                    samples.append(json.loads(line))
+                except ValueError:
+                    continue    # a line cut by a kill: the others still count
+    except OSError as e:
+        print(f"disturb.py: cannot read {path}: {e}", file=sys.stderr)
+        return 1
+    out = {}
+    wins = {"ramp": window(samples, ramp[0], max(ramp[1], ramp[0] + MIN_WINDOW_S))}
+    if hold is not None:
+        wins["hold"] = window(samples, hold[0], max(hold[1], hold[0] + MIN_WINDOW_S))
+    worst = None
+    for name, s in wins.items():
+        if s["total"] <= 0:
+            continue        # no sample covers it: unknown, not zero
+        out[f"outside_{name}_pct"] = f"{pct(s['outside'], s['total']):.1f}"
+        if worst is None or s["outside"] / s["total"] > worst[1]["outside"] / worst[1]["total"]:
+            worst = (name, s)
+    if worst is not None:
+        name, s = worst
+        out["outside_cpu_pct"] = f"{pct(s['outside'], s['total']):.1f}"
+        out["outside_top"] = top_text(s, 1)
+        both = window(samples, ramp[0], max(hold[1] if hold else ramp[1], ramp[0] + MIN_WINDOW_S))
+        for k, col in (("init", "init_cpu_pct"), ("ksoftirqd", "ksoftirqd_pct"),
+                       ("steal", "steal_pct"), ("softirq", "softirq_pct")):
+            out[col] = f"{pct(both[k], both['total']):.1f}"
+        if limit is not None:
+            over = [f"{pct(w['outside'], w['total']):.1f}% during the {n}"
+                    for n, w in wins.items() if w["total"] > 0 and pct(w["outside"], w["total"]) > limit]
+            out["disturbed"] = "1" if over else "0"
+            if over:
+                out["disturb_cause"] = (f"outside CPU {' and '.join(over)} (limit {limit:g}% of the "
+                                        f"machine): {top_text(s, 3)}")
+    for k, v in out.items():
+        print(f"{k}={v}")
+    return 0
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        usage()
+    if argv[0] == "sample":
+        return cmd_sample(argv[1:])
+    if argv[0] == "summary":
+        return cmd_summary(argv[1:])
+    usage(f"unknown command: {argv[0]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,206 @@
+#!/usr/bin/python3
+"""record.py - the one JSON record a run writes (OUT/result.json), and reads of it.
+
+    record.py write OUT.json [--client CLIENT.json] key=value...
+    record.py get FILE KEY...
+
+write: every key=value becomes a typed field (an int or a float when the text
+is a plain number, null when empty, else the string). With --client the
+client's whole JSON summary is kept under "client", and the flat client_*
+columns runs.csv shows are derived from it (a key=value given explicitly wins).
+Then the sanity bounds: a negative byte/KiB/CPU figure, a CPU% above what the
+machine has, more accepted than asked for, each add a word to "flags"
+(";"-separated) and turn an "ok" into "suspect". The file is replaced
+atomically (a reader never sees half a record).
+
+get: one line per KEY, its value ("" when missing or null; a dotted key such as
+client.heartbeat.pongs reaches into nested objects; a list or object prints as
+JSON). For shell callers: no eval of JSON anywhere.
+
+Exit: 0 done, 1 the file cannot be read or written, 2 usage.
+"""
+import json
+import os
+import re
+import sys
+import tempfile
+
+NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+INTEGER = re.compile(r"^-?\d+$")
+
+# CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
+CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct")
+# Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
+CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct", "init_cpu_pct",
+                      "ksoftirqd_pct", "steal_pct", "softirq_pct")
+# Figures that can never be negative: bytes, KiB, CPU seconds and percentages.
+NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_cpu_connect_s|_cpu_run_s|_pct)$")
+
+
+def usage(msg=None):
+    if msg:
+        print(f"record.py: {msg}", file=sys.stderr)
+    print(__doc__.split("\n\n")[1], file=sys.stderr)
+    sys.exit(2)
+
+
+def typed(text):
+    """'12' -> 12, '-0.5' -> -0.5, '' -> None, anything else stays a string."""
+    if text == "":
+        return None
+    if NUMBER.match(text):
+        return int(text) if INTEGER.match(text) else float(text)
+    return text
+
+
+def client_columns(j):
+    """The flat client_* columns runs.csv shows, from the client's JSON summary."""
+    hb = j.get("heartbeat") or {}
+    lat = j.get("connect_latency_ms") or {}
+    fails = j.get("failures") or {}
+    cpu = None
+    if j.get("cpu_user_s") is not None or j.get("cpu_sys_s") is not None:
+        # user+sys of the client's whole run (ramp, hold, heartbeats), not the ramp alone
+        cpu = round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2)
+    return {
+        "client_established": j.get("established"),
+        "client_failed": j.get("failed"),
+        "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(fails.items())) or "none",
+        "t_client_established_s": j.get("time_to_established_s"),
+        "client_workers": j.get("workers"),
+        "client_cpu_run_s": cpu,
+        "connect_p99_ms": lat.get("p99"),
+        "hb_pongs": hb.get("pongs"),
+        "hb_p99_ms": (hb.get("latency_ms") or {}).get("p99"),
+        "client_open_at_end": j.get("open_at_end"),
+    }
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def sanity_flags(rec, ncpu):
+    """Words naming each figure outside what is physically possible."""
+    flags = []
+    for k, v in rec.items():
+        if is_num(v) and v < 0 and NON_NEGATIVE.search(k):
+            flags.append(f"negative:{k}")
+    for k in CPU_PCT_OF_ONE:
+        if is_num(rec.get(k)) and rec[k] > 100 * ncpu:
+            flags.append(f"cpu-above-machine:{k}")
+    for k in CPU_PCT_OF_MACHINE:
+        if is_num(rec.get(k)) and rec[k] > 100:
+            flags.append(f"cpu-above-machine:{k}")
+    acc, target = rec.get("accepted"), rec.get("target")
+    if is_num(acc) and is_num(target) and acc > target:
+        flags.append("accepted-above-target")
+    return flags
+
+
+def cmd_write(args):
+    if not args:
+        usage("write: needs OUT.json")
+    out, rest = args[0], args[1:]
+    client_path = None
+    rec = {}
+    i = 0
+    while i < len(rest):
+        a = rest[i]
+        if a == "--client":
+            if i + 1 >= len(rest):
+                usage("--client: needs a file")
+            client_path = rest[i + 1]
+            i += 2
+            continue
+        k, sep, v = a.partition("=")
+        if not sep or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
+            usage(f"not key=value: {a!r}")
+        rec[k] = typed(v)
+        i += 1
+    if client_path and os.path.exists(client_path) and os.path.getsize(client_path) > 0:
+        try:
+            with open(client_path) as f:
+                client = json.load(f)
+            if not isinstance(client, dict):
+                raise ValueError("not a JSON object")
+        except (OSError, ValueError) as e:
+            # a client killed while writing leaves half a file: say so, keep the rest
+            flags = rec.get("flags")
+            rec["flags"] = ";".join(x for x in (flags, "client-json-unreadable") if x)
+            print(f"record.py: {client_path}: {e}", file=sys.stderr)
+        else:
+            rec["client"] = client
+            for k, v in client_columns(client).items():
+                if rec.get(k) is None:
+                    rec[k] = v
+    flags = [x for x in str(rec.get("flags") or "").split(";") if x]
+    flags += [x for x in sanity_flags(rec, os.cpu_count() or 1) if x not in flags]
+    rec["flags"] = ";".join(flags)
+    if flags and rec.get("status") == "ok":
+        rec["status"] = "suspect"
+    d = os.path.dirname(os.path.abspath(out))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".json", dir=d)
+        try:
+            with os.fdopen(fd, "w") as f:
+                json.dump(rec, f, indent=1, sort_keys=True)
+                f.write("\n")
+            os.replace(tmp, out)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as e:
+        print(f"record.py: cannot write {out}: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def text_of(v):
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True)
+    return str(v).replace("\n", " ")
+
+
+def lookup(rec, key):
+    v = rec
+    for part in key.split("."):
+        if not isinstance(v, dict) or part not in v:
+            return None
+        v = v[part]
+    return v
+
+
+def cmd_get(args):
+    if len(args) < 2:
+        usage("get: needs FILE and at least one KEY")
+    try:
+        with open(args[0]) as f:
+            rec = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"record.py: cannot read {args[0]}: {e}", file=sys.stderr)
+        return 1
+    if not isinstance(rec, dict):
+        print(f"record.py: {args[0]}: not a JSON object", file=sys.stderr)
+        return 1
+    for k in args[1:]:
+        print(text_of(lookup(rec, k)))
+    return 0
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        usage()
+    if argv[0] == "write":
+        return cmd_write(argv[1:])
+    if argv[0] == "get":
+        return cmd_get(argv[1:])
+    usage(f"unknown command: {argv[0]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
