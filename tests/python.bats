@@ -68,6 +68,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: results records, dropped runs, bootstrap, compare (tests/py/test_results.py)" {
+    run py -m unittest tests.py.test_results
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "c1m extension smoke test (tests/py/pyext_smoke.py)" {
     run py tests/py/pyext_smoke.py
     assert_success

@@ -1,15 +1,21 @@
-"""results.py - the bookkeeping half of the harness: runs.csv rows, meta.json,
+"""results.py - the bookkeeping half of the harness: run records, meta.json,
 the summary tables and the data files the gnuplot scripts read.
 
-    results.py row RUN_DIR RESULT_ENV key=value...   append one runs.csv row
-    results.py meta RUN_DIR [key=value...]           write/refresh meta.json
-    results.py summary RUN_DIR                       the terminal table
-    results.py plotdata RUN_DIR DATA_DIR             .dat files + vars.gp for plots/*.gp
-    results.py report RUN_DIR                        report.md (after plotdata + gnuplot)
+    results.py row RUN_DIR RECORD key=value...   append one run to runs.jsonl
+                                                 (RECORD: its result.json, or -)
+                                                 and re-derive runs.csv
+    results.py csv RUN_DIR                       re-derive runs.csv from runs.jsonl
+    results.py meta RUN_DIR [key=value...]       write/refresh meta.json
+    results.py summary RUN_DIR                   the terminal table
+    results.py plotdata RUN_DIR DATA_DIR         .dat files + vars.gp for plots/*.gp
+    results.py report RUN_DIR                    report.md (after plotdata + gnuplot)
+    results.py compare A_DIR B_DIR               B/A per contender and tier (make compare)
 
 Only the standard library: it runs under the interpreter the contenders use.
-Everything except `row` and `meta` reads nothing but runs.csv, ramp/*.csv and
-meta.json, so plot.sh can redraw a copied results directory.
+Everything except `row` and `meta` reads nothing but runs.jsonl (else
+runs.csv, as in older results directories), ramp/*.csv and meta.json, so
+plot.sh can redraw a copied results directory.
+Exit: 0 done, 1 unreadable input, 2 usage.
 """
 import csv
 import glob
@@ -18,88 +24,46 @@ import os
 import platform
 import re
 import resource
-import statistics
 import subprocess
 import sys
 
-# runs.csv columns, in order (harness/README.md documents each one).
-COLUMNS = [
-    "contender", "tier", "tier_label", "repeat", "status", "accepted",
-    "t_accept_s", "t_client_established_s", "server_workers", "client_workers",
-    "server_rss_idle_kib", "server_rss_kib", "server_pss_kib",
-    "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
-    "server_cpu_connect_s", "server_cpu_hold_pct", "machine_cpu_connect_pct",
-    "machine_cpu_hold_pct", "client_cpu_run_s", "client_established", "client_failed",
-    "client_failures", "connect_p99_ms", "listen_overflows", "listen_drops", "reqq_full",
-    "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "slow_closed",
-    "heartbeat_s", "hold_s", "hold_wall_s", "server_exit", "server_stop_s", "client_exit",
-    "slab_caches", "ramp_file", "run_dir", "note",
-]
+import bootstrap
+import cells as cellmod
+import runstore
+from cells import DAGGER, label_of, num
+from runstore import COLUMNS, read_runs, text  # noqa: F401  (COLUMNS: the public list)
 
 
-def read_env(path):
-    """key=value lines (values may hold '=' and spaces)."""
-    d = {}
-    try:
-        with open(path) as f:
-            for line in f:
-                k, sep, v = line.rstrip("\n").partition("=")
-                if sep:
-                    d[k] = v
-    except OSError:
-        pass
-    return d
-
-
-def read_runs(run_dir):
-    path = os.path.join(run_dir, "runs.csv")
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
-
-
-def num(v):
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return None
-
-
-def median_min_max(vals):
-    vals = [v for v in vals if v is not None]
-    if not vals:
-        return None
-    return statistics.median(vals), min(vals), max(vals)
-
-
-def label_of(n):
-    n = int(n)
-    if n % 1000000 == 0:
-        return "%dm" % (n // 1000000)
-    if n % 1000 == 0:
-        return "%dk" % (n // 1000)
-    return str(n)
+class Usage(Exception):
+    pass
 
 
 # ---------------------------------------------------------------- row
-def cmd_row(run_dir, result_env, pairs):
-    """Append a row: values from result.env, overridden by key=value args."""
-    row = {k: "" for k in COLUMNS}
-    env = read_env(result_env) if result_env != "-" else {}
-    for k in COLUMNS:
-        if k in env:
-            row[k] = env[k]
-    for p in pairs:
-        k, _, v = p.partition("=")
-        if k not in row:
-            sys.exit("results.py row: unknown column %s" % k)
-        row[k] = v
-    path = os.path.join(run_dir, "runs.csv")
-    new = not os.path.exists(path) or os.path.getsize(path) == 0
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        if new:
-            w.writeheader()
-        w.writerow(row)
+def cmd_row(run_dir, record, pairs):
+    """Append one run: RECORD's keys (a result.json; "-" for a run that has
+    none, e.g. skipped), overridden by the key=value pairs. A record that cannot
+    be read still gives a row (the overrides and a note saying why)."""
+    try:
+        over = runstore.parse_pairs(pairs)
+    except ValueError as e:
+        raise Usage("results.py row: %s" % e)
+    rec, problem = {}, None
+    if record != "-":
+        try:
+            rec = runstore.load_record(record)
+        except ValueError as e:
+            problem = str(e)
+            print("results.py row: %s" % problem, file=sys.stderr)
+    rec.update(over)
+    if problem:
+        rec["note"] = "; ".join(str(x) for x in (rec.get("note"), "record: " + problem) if x)
+    for k in COLUMNS[:5]:
+        rec.setdefault(k, None)
+    runstore.append_record(run_dir, rec)
+
+
+def cmd_csv(run_dir):
+    runstore.write_csv(run_dir, runstore.read_jsonl(os.path.join(run_dir, "runs.jsonl")))
 
 
 # ---------------------------------------------------------------- meta
@@ -204,7 +168,7 @@ def cmd_meta(run_dir, pairs):
     try:
         for r in read_runs(run_dir):
             if r.get("server_workers") or r.get("client_workers"):
-                workers.append({k: (int(r[k]) if r.get(k, "").isdigit() else r.get(k) or None)
+                workers.append({k: (int(text(r, k)) if text(r, k).isdigit() else r.get(k) or None)
                                 for k in ("contender", "tier", "repeat", "server_workers",
                                           "client_workers")})
     except OSError:
@@ -224,82 +188,61 @@ def read_int_field(path, key):
     return int(v) if v else None
 
 
-# ---------------------------------------------------------------- aggregation
-def groups(rows):
-    """{(contender, tier): [rows]} keeping first-seen contender order."""
-    out = {}
-    for r in rows:
-        out.setdefault((r["contender"], int(r["tier"])), []).append(r)
-    return out
-
-
-def contenders_of(rows):
-    seen = []
-    for r in rows:
-        if r["contender"] not in seen:
-            seen.append(r["contender"])
-    return seen
-
-
-def ok_rows(rs):
-    return [r for r in rs if r["status"] == "ok"]
-
-
-def status_text(rs):
-    counts = {}
-    for r in rs:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    if len(counts) == 1 and len(rs) == 1:
-        return rs[0]["status"]
-    return " ".join("%s %d/%d" % (s, n, len(rs)) for s, n in counts.items())
-
-
-def agg(rs, col):
-    return median_min_max([num(r.get(col)) for r in ok_rows(rs)])
-
-
-def fmt_mmm(m, fmt="%.2f", scale=1.0):
-    if m is None:
+# ---------------------------------------------------------------- summary
+def fmt_stat(s, cell, fmt="%.2f", scale=1.0, interval=True):
+    """"1.45 [1.40-1.80]" (95% CI, >= 3 runs), "1.45 (1.40-1.50)" (min-max),
+    "1.45" (one value), "-" (none); DAGGER when only disturbed runs made it."""
+    if s is None:
         return "-"
-    med, lo, hi = (v * scale for v in m)
-    if lo == hi:
-        return fmt % med
-    return (fmt + " (" + fmt + "-" + fmt + ")") % (med, lo, hi)
-
-
-def fmt_med(m, fmt="%.0f", scale=1.0):
-    return "-" if m is None else fmt % (m[0] * scale)
+    med, lo, hi, kind = s
+    med, lo, hi = med * scale, lo * scale, hi * scale
+    out = fmt % med
+    if interval and (fmt % lo) != (fmt % hi):
+        out += (" [%s-%s]" if kind == "ci" else " (%s-%s)") % (fmt % lo, fmt % hi)
+    return out + (DAGGER if cell.all_disturbed else "")
 
 
 def summary_rows(rows):
     """One dict per contender x tier: the figures the tables show."""
     out = []
-    order = contenders_of(rows)
-    g = groups(rows)
-    for (c, tier) in sorted(g, key=lambda k: (order.index(k[0]), k[1])):
-        rs = g[(c, tier)]
+    for c in cellmod.cells(rows):
+        st = c.stat
         out.append({
-            "contender": c, "tier": label_of(tier), "runs": len(rs),
-            "status": status_text(rs),
-            "t_accept_s": fmt_mmm(agg(rs, "t_accept_s"), "%.2f"),
-            "user_b": fmt_med(agg(rs, "user_bytes_per_conn")),
-            "kernel_b": fmt_med(agg(rs, "kernel_bytes_per_conn")),
-            "slab_b": fmt_med(agg(rs, "slab_bytes_per_conn")),
-            "rss_mib": fmt_med(agg(rs, "server_rss_kib"), "%.1f", 1 / 1024),
-            "cpu_connect_s": fmt_mmm(agg(rs, "server_cpu_connect_s"), "%.2f"),
-            "cpu_hold_pct": fmt_med(agg(rs, "server_cpu_hold_pct"), "%.1f"),
-            "workers": fmt_med(agg(rs, "server_workers")),
-            "note": "; ".join(sorted({r["note"] for r in rs if r.get("note")}))[:120],
+            "contender": c.contender, "tier": c.label, "runs": len(c.runs),
+            "status": c.status_text(),
+            "t_accept_s": fmt_stat(st("t_accept_s"), c),
+            "user_b": fmt_stat(st("user_bytes_per_conn"), c, "%.0f"),
+            "kernel_b": fmt_stat(st("kernel_bytes_per_conn"), c, "%.0f", interval=False),
+            "slab_b": fmt_stat(st("slab_bytes_per_conn"), c, "%.0f", interval=False),
+            "rss_mib": fmt_stat(st("server_rss_kib"), c, "%.1f", 1 / 1024, interval=False),
+            "cpu_connect_s": fmt_stat(st("server_cpu_connect_s"), c),
+            "cpu_hold_pct": fmt_stat(st("server_cpu_hold_pct"), c, "%.1f", interval=False),
+            "cell": c,
         })
     return out
 
 
 SUMMARY_COLS = [
-    ("contender", "contender"), ("tier", "tier"), ("status", "status"),
-    ("t_accept_s", "t_accept s (min-max)"), ("user_b", "user B/conn"),
+    ("contender", "contender"), ("tier", "tier"), ("status", "runs (status)"),
+    ("t_accept_s", "t_accept s"), ("user_b", "user B/conn"),
     ("kernel_b", "kernel B/conn"), ("slab_b", "slab B/conn"), ("rss_mib", "RSS MiB"),
     ("cpu_connect_s", "CPU connect s"), ("cpu_hold_pct", "CPU hold %"),
 ]
+
+LEGEND = ("medians of the ok runs; [a-b] bootstrap 95%% interval of the median "
+          "(>= %d ok runs), (a-b) min-max (fewer runs)" % bootstrap.MIN_RUNS)
+
+
+def footnotes(table):
+    """The legend, the dagger's footnote when used, and one line per cell that
+    had runs dropped (how many, which statuses)."""
+    out = [LEGEND]
+    cl = [t["cell"] for t in table]
+    if any(c.all_disturbed for c in cl):
+        out.append("%s %s" % (DAGGER, cellmod.ALL_DISTURBED))
+    dropped = cellmod.dropped_text(cl)
+    out.append("runs dropped from the figures:%s" % ("" if dropped else " none"))
+    return out + ["  " + d for d in dropped]
 
 
 def cmd_summary(run_dir):
@@ -309,30 +252,29 @@ def cmd_summary(run_dir):
         return
     table = summary_rows(rows)
     widths = [max(len(h), *(len(t[k]) for t in table)) for k, h in SUMMARY_COLS]
-    line = "  ".join("%-*s" % (w, h) for (k, h), w in zip(SUMMARY_COLS, widths))
-    print(line)
+    print("  ".join("%-*s" % (w, h) for (k, h), w in zip(SUMMARY_COLS, widths)))
     print("  ".join("-" * w for w in widths))
     for t in table:
         print("  ".join("%-*s" % (w, t[k]) for (k, h), w in zip(SUMMARY_COLS, widths)))
-    notes = [t for t in table if t["note"] and not t["status"].startswith("ok")]
-    for t in notes:
-        print("  %s %s: %s" % (t["contender"], t["tier"], t["note"]))
+    for line in footnotes(table):
+        print(line)
 
 
 # ---------------------------------------------------------------- plot data
 def largest_tier(rows):
-    ok = [int(r["tier"]) for r in rows if r["status"] == "ok"]
+    ok = [int(r["tier"]) for r in rows if cellmod.status_of(r) == "ok"]
     if ok:
         return max(ok)
     some = [int(r["tier"]) for r in rows if (num(r.get("accepted")) or 0) > 0]
     return max(some) if some else None
 
 
-def pick_ramp_run(rs):
+def pick_ramp_run(cell):
     """The run whose t_accept is the (lower) median among the ok ones, else any
     run with a ramp file: its curve stands for the contender."""
-    rs = [r for r in rs if r.get("ramp_file")]
-    ok = sorted(ok_rows(rs), key=lambda r: num(r["t_accept_s"]) or 0)
+    rs = [r for r in (cell.runs if cell else []) if r.get("ramp_file")]
+    ok = sorted((r for r in rs if cellmod.status_of(r) == "ok"),
+                key=lambda r: num(r.get("t_accept_s")) or 0)
     if ok:
         return ok[(len(ok) - 1) // 2]
     return rs[0] if rs else None
@@ -342,41 +284,90 @@ def gp_str(s):
     return "'" + s.replace("'", "''") + "'"
 
 
+def bars_text(kinds):
+    if not kinds:
+        return ""
+    if kinds == {"ci"}:
+        return "median, bars: bootstrap 95% interval of the median"
+    if kinds == {"minmax"}:
+        return "median, bars: min-max of the runs (fewer than %d per tier)" % bootstrap.MIN_RUNS
+    return "median, bars: bootstrap 95%% interval (>= %d runs) or min-max" % bootstrap.MIN_RUNS
+
+
+def dropped_note(cell_list):
+    """Short text for the plots: how many runs were dropped, by status."""
+    runs = [r for c in cell_list for r in c.runs]
+    counts = {}
+    for c in cell_list:
+        for r in c.dropped:
+            counts[cellmod.status_of(r)] = counts.get(cellmod.status_of(r), 0) + 1
+    if not counts:
+        return "ok runs only; none dropped"
+    n = sum(counts.values())
+    out = "ok runs only; %d of %d runs dropped (%s)" % (
+        n, len(runs), ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+    if any(c.all_disturbed for c in cell_list):
+        out += "; %s all runs disturbed" % DAGGER
+    return out
+
+
+def tier_line(c):
+    """tier t(med lo hi) rss_mib(med lo hi) cpu_s(med lo hi) label, or None."""
+    ta = c.stat("t_accept_s")
+    if ta is None:
+        return None, None
+    rss = c.stat("server_rss_kib")
+    rss = tuple(v / 1024 for v in rss[:3]) if rss else (0, 0, 0)
+    cpu = c.stat("server_cpu_connect_s")
+    cpu = tuple(cpu[:3]) if cpu else (0, 0, 0)
+    return ("%d %.4f %.4f %.4f %.3f %.3f %.3f %.3f %.3f %.3f %s" % (
+        (c.tier,) + tuple(ta[:3]) + rss + cpu + (c.label,)), ta[3])
+
+
+def write_dat(path, lines):
+    with open(path, "w") as f:
+        f.write("# tier t_med t_lo t_hi rss_mib_med lo hi cpu_s_med lo hi label\n")
+        f.write("\n".join(lines) + "\n")
+
+
 def cmd_plotdata(run_dir, data_dir):
     rows = read_runs(run_dir)
     os.makedirs(data_dir, exist_ok=True)
     for old in glob.glob(os.path.join(data_dir, "*.dat")):
         os.remove(old)
-    g = groups(rows)
-    conts = contenders_of(rows)
-    tiers = sorted({int(r["tier"]) for r in rows})
-    # per contender: tier, t (med min max), RSS MiB (med min max), CPU s (med min max), label
-    with_data = []
-    for c in conts:
-        lines = []
+    cl = cellmod.cells(rows)
+    by_key = {(c.contender, c.tier): c for c in cl}
+    conts = cellmod.contenders_of(rows)
+    tiers = sorted({c.tier for c in cl})
+    # Per contender: its ok cells (a line with bars), and cells where every
+    # run was disturbed (open markers, its own file and key entry).
+    with_data, disturbed, kinds = [], [], set()
+    for name in conts:
+        ok_lines, dist_lines = [], []
         for t in tiers:
-            rs = g.get((c, t), [])
-            ta, rss, cpu = agg(rs, "t_accept_s"), agg(rs, "server_rss_kib"), agg(rs, "server_cpu_connect_s")
-            if ta is None:
+            c = by_key.get((name, t))
+            if c is None:
                 continue
-            rss = tuple(v / 1024 for v in rss) if rss else (0, 0, 0)
-            cpu = cpu or (0, 0, 0)
-            lines.append("%d %.4f %.4f %.4f %.3f %.3f %.3f %.3f %.3f %.3f %s" % (
-                (t,) + tuple(ta) + rss + tuple(cpu) + (label_of(t),)))
-        if lines:
-            with_data.append(c)
-            with open(os.path.join(data_dir, "tiers-%s.dat" % c), "w") as f:
-                f.write("# tier t_med t_min t_max rss_mib_med min max cpu_s_med min max label\n")
-                f.write("\n".join(lines) + "\n")
+            line, kind = tier_line(c)
+            if line is None:
+                continue
+            kinds.add(kind)
+            (dist_lines if c.all_disturbed else ok_lines).append(line)
+        if ok_lines:
+            with_data.append(name)
+            write_dat(os.path.join(data_dir, "tiers-%s.dat" % name), ok_lines)
+        if dist_lines:
+            disturbed.append(name)
+            write_dat(os.path.join(data_dir, "tiers-%s-disturbed.dat" % name), dist_lines)
     # ramp curves at the largest tier
     big = largest_tier(rows)
     ramp_conts = []
     if big is not None:
-        for c in conts:
-            r = pick_ramp_run(g.get((c, big), []))
+        for name in conts:
+            r = pick_ramp_run(by_key.get((name, big)))
             if not r:
                 continue
-            src = os.path.join(run_dir, r["ramp_file"])
+            src = os.path.join(run_dir, str(r["ramp_file"]))
             try:
                 with open(src, newline="") as f:
                     pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
@@ -384,22 +375,21 @@ def cmd_plotdata(run_dir, data_dir):
                 continue
             if not pts:
                 continue
-            with open(os.path.join(data_dir, "ramp-%s.dat" % c), "w") as f:
-                f.write("# seconds accepted (%s repeat %s, %s)\n" % (c, r["repeat"], r["status"]))
+            st = cellmod.status_of(r)
+            with open(os.path.join(data_dir, "ramp-%s.dat" % name), "w") as f:
+                f.write("# seconds accepted (%s repeat %s, %s)\n" % (name, text(r, "repeat"), st))
                 f.write("".join("%s %s\n" % p for p in pts))
-            ramp_conts.append(c if r["status"] == "ok" else "%s:%s" % (c, r["status"]))
+            ramp_conts.append(name if st == "ok" else "%s:%s" % (name, st))
     # bytes per connection: each contender at the largest tier it completed
     bar_lines = []
-    for c in conts:
-        ts = [t for t in tiers if ok_rows(g.get((c, t), []))]
-        if not ts:
+    for name in conts:
+        ok_cells = [c for c in cl if c.contender == name and c.ok]
+        if not ok_cells:
             continue
-        t = max(ts)
-        rs = g[(c, t)]
-        user = agg(rs, "user_bytes_per_conn")
-        kern = agg(rs, "kernel_bytes_per_conn")
-        name = c if t == big else "%s@%s" % (c, label_of(t))
-        bar_lines.append("%s %.0f %.0f" % (name, max(user[0], 0) if user else 0,
+        c = max(ok_cells, key=lambda c: c.tier)
+        user, kern = c.stat("user_bytes_per_conn"), c.stat("kernel_bytes_per_conn")
+        label = name if c.tier == big else "%s@%s" % (name, c.label)
+        bar_lines.append("%s %.0f %.0f" % (label, max(user[0], 0) if user else 0,
                                             max(kern[0], 0) if kern else 0))
     if bar_lines:
         with open(os.path.join(data_dir, "bytes.dat"), "w") as f:
@@ -408,29 +398,45 @@ def cmd_plotdata(run_dir, data_dir):
     logx = 1 if tiers and tiers[-1] >= 10 * tiers[0] else 0
     with open(os.path.join(data_dir, "vars.gp"), "w") as f:
         f.write("contenders = %s\n" % gp_str(" ".join(with_data)))
+        # contenders with tiers where every run was disturbed (drawn apart)
+        f.write("disturbed = %s\n" % gp_str(" ".join(disturbed)))
+        f.write("dagger = %s\n" % gp_str(DAGGER))
+        # what the error bars are, and how many runs were dropped
+        f.write("bars = %s\n" % gp_str(bars_text(kinds)))
+        f.write("dropped_note = %s\n" % gp_str(dropped_note(cl)))
         # "name" or "name:status" (a curve of a run that did not finish)
         f.write("ramp_runs = %s\n" % gp_str(" ".join(ramp_conts)))
         f.write("big_label = %s\n" % gp_str(label_of(big) if big else ""))
         f.write("logx = %d\n" % logx)
         f.write("has_bytes = %d\n" % (1 if bar_lines else 0))
-    print(" ".join(["tiers"] * bool(with_data) + ["ramp"] * bool(ramp_conts) +
+    print(" ".join(["tiers"] * bool(with_data or disturbed) + ["ramp"] * bool(ramp_conts) +
                    ["bytes"] * bool(bar_lines)))
 
 
 # ---------------------------------------------------------------- report
 PLOTS = [
-    ("t_connect", "Time to connect vs tier (median, min-max bars)"),
+    ("t_connect", "Time to connect vs tier"),
     ("rss", "Server RSS (anonymous) vs tier"),
     ("cpu", "Server CPU seconds during the connect phase vs tier"),
     ("ramp", "Ramp at the largest tier: accepted vs seconds since the client started"),
     ("bytes", "Bytes per connection: kernel (both sockets) and server userspace"),
 ]
 
+RUN_COLS = ["contender", "tier_label", "repeat", "status", "accepted", "t_accept_s",
+            "t_client_established_s", "server_workers", "client_workers", "user_bytes_per_conn",
+            "kernel_bytes_per_conn", "slab_bytes_per_conn", "server_rss_kib",
+            "server_cpu_connect_s", "server_cpu_hold_pct", "client_cpu_run_s", "hb_p99_ms",
+            "outside_cpu_pct", "note"]
+
+DROPPED_COLS = ["contender", "tier_label", "repeat", "status", "cause", "outside_cpu_pct",
+                "outside_top", "gate_wait_s"]
+
 
 def md_table(headers, rows):
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     for r in rows:
-        out.append("| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |")
+        out.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ")
+                                     for v in r) + " |")
     return "\n".join(out)
 
 
@@ -467,25 +473,32 @@ def cmd_report(run_dir):
                "ramp timeout %s s, MemAvailable floor %s MiB.\n" % (
                    s.get("tiers"), s.get("contenders"), s.get("repeat"), s.get("hold"),
                    s.get("heartbeat"), s.get("timeout"), s.get("min_available_mib")))
-    out.append("## Summary (medians over repeats; ok runs only)\n")
+    out.append("## Summary (medians of the ok runs)\n")
     table = summary_rows(rows)
     out.append(md_table([h for _, h in SUMMARY_COLS],
                         [[t[k] for k, _ in SUMMARY_COLS] for t in table]) + "\n")
+    out.append("\n".join(("  - " + line.strip()) if line.startswith("  ") else "- " + line
+                          for line in footnotes(table)) + "\n")
     out.append("time to connect: client start until the server's own counters show all N open "
                "(polled every 10 ms). kernel B/conn: the socket slab caches, both ends of each "
                "loopback connection (2 sockets). slab B/conn: the whole /proc/meminfo Slab delta. "
-               "See harness/README.md.\n")
+               "Intervals: percentile bootstrap of the median, %d resamples, fixed seed. "
+               "See harness/README.md.\n" % bootstrap.RESAMPLES)
     out.append("## Plots\n")
     for base, title in PLOTS:
         png = os.path.join("plots", base + ".png")
         if os.path.exists(os.path.join(run_dir, png)):
             out.append("### %s\n\n![%s](%s)  \n[SVG](plots/%s.svg)\n" % (title, title, png, base))
+    dropped = [r for r in rows if cellmod.status_of(r) != "ok"]
+    out.append("## Runs dropped from the figures (%d of %d)\n" % (len(dropped), len(rows)))
+    if dropped:
+        out.append(md_table(DROPPED_COLS, [
+            [cellmod.cause_of(r) if k == "cause" else text(r, k) for k in DROPPED_COLS]
+            for r in dropped]) + "\n")
+    else:
+        out.append("None: every run is `ok`.\n")
     out.append("## Runs\n")
-    cols = ["contender", "tier_label", "repeat", "status", "accepted", "t_accept_s",
-            "t_client_established_s", "server_workers", "client_workers", "user_bytes_per_conn",
-            "kernel_bytes_per_conn", "slab_bytes_per_conn", "server_rss_kib",
-            "server_cpu_connect_s", "server_cpu_hold_pct", "client_cpu_run_s", "hb_p99_ms", "note"]
-    out.append(md_table(cols, [[r.get(c, "") for c in cols] for r in rows]) + "\n")
+    out.append(md_table(RUN_COLS, [[text(r, c) for c in RUN_COLS] for r in rows]) + "\n")
     prof = meta.get("sysctl_profile")
     if prof:
         same = meta.get("sysctl_profile_identical")
@@ -498,22 +511,33 @@ def cmd_report(run_dir):
 
 
 def main(argv):
-    if len(argv) < 2:
-        sys.exit(__doc__)
-    cmd, args = argv[1], argv[2:]
-    if cmd == "row" and len(args) >= 2:
-        cmd_row(args[0], args[1], args[2:])
-    elif cmd == "meta" and args:
-        cmd_meta(args[0], args[1:])
-    elif cmd == "summary" and len(args) == 1:
-        cmd_summary(args[0])
-    elif cmd == "plotdata" and len(args) == 2:
-        cmd_plotdata(args[0], args[1])
-    elif cmd == "report" and len(args) == 1:
-        cmd_report(args[0])
-    else:
-        sys.exit(__doc__)
+    cmd, args = (argv[1], argv[2:]) if len(argv) > 1 else ("", [])
+    try:
+        if cmd == "row" and len(args) >= 2:
+            cmd_row(args[0], args[1], args[2:])
+        elif cmd == "csv" and len(args) == 1:
+            cmd_csv(args[0])
+        elif cmd == "meta" and args:
+            cmd_meta(args[0], args[1:])
+        elif cmd == "summary" and len(args) == 1:
+            cmd_summary(args[0])
+        elif cmd == "plotdata" and len(args) == 2:
+            cmd_plotdata(args[0], args[1])
+        elif cmd == "report" and len(args) == 1:
+            cmd_report(args[0])
+        elif cmd == "compare":
+            import compare
+            return compare.main(args)
+        else:
+            raise Usage(__doc__.rstrip())
+    except Usage as e:
+        print(e, file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError) as e:
+        print("results.py %s: %s" % (cmd, e), file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    sys.exit(main(sys.argv))

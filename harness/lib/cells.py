@@ -1,0 +1,118 @@
+"""cells.py - runs grouped by contender x tier, and which runs count.
+
+A cell's figures come from its `ok` runs only. Every other run is dropped and
+counted by status (summary, plots and report say how many and why). A cell
+with no `ok` run but `disturbed` ones shows the disturbed runs' median,
+marked DAGGER ("all runs disturbed"), rather than nothing.
+"""
+import bootstrap
+
+DAGGER = "\u2020"
+ALL_DISTURBED = "all runs disturbed: median of the disturbed runs"
+
+
+def num(v):
+    if isinstance(v, bool):
+        return None
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if f == f else None    # NaN is not a measurement
+
+
+def label_of(n):
+    n = int(n)
+    if n % 1000000 == 0:
+        return "%dm" % (n // 1000000)
+    if n % 1000 == 0:
+        return "%dk" % (n // 1000)
+    return str(n)
+
+
+def status_of(r):
+    return str(r.get("status") or "?")
+
+
+class Cell:
+    """One contender at one tier: all its runs, and the ones its figures use."""
+
+    def __init__(self, contender, tier, runs):
+        self.contender, self.tier, self.runs = contender, tier, runs
+        self.ok = [r for r in runs if status_of(r) == "ok"]
+        disturbed = [r for r in runs if status_of(r) == "disturbed"]
+        self.all_disturbed = not self.ok and bool(disturbed)
+        self.used = self.ok or disturbed
+        self.counts = {}
+        for r in runs:
+            self.counts[status_of(r)] = self.counts.get(status_of(r), 0) + 1
+
+    @property
+    def label(self):
+        return label_of(self.tier)
+
+    @property
+    def dropped(self):
+        return [r for r in self.runs if status_of(r) != "ok"]
+
+    def stat(self, col):
+        """(median, lo, hi, kind) of COL over the runs used; None without data.
+        kind "ci": bootstrap 95% interval (>= 3 runs); "minmax" otherwise."""
+        return bootstrap.spread([num(r.get(col)) for r in self.used])
+
+    def status_text(self):
+        """"ok" for one ok run; else counts: "ok 2/3, disturbed 1/3"."""
+        if len(self.runs) == 1:
+            return status_of(self.runs[0])
+        n = len(self.runs)
+        return ", ".join("%s %d/%d" % (s, k, n) for s, k in self.counts.items())
+
+
+def contenders_of(rows):
+    seen = []
+    for r in rows:
+        if r.get("contender") not in seen:
+            seen.append(r.get("contender"))
+    return seen
+
+
+def cells(rows):
+    """[Cell] in first-seen contender order, then by tier."""
+    g = {}
+    for r in rows:
+        g.setdefault((r.get("contender"), int(r["tier"])), []).append(r)
+    order = contenders_of(rows)
+    return [Cell(c, t, g[(c, t)]) for (c, t) in sorted(g, key=lambda k: (order.index(k[0]), k[1]))]
+
+
+def cause_of(r):
+    """Why a run was dropped: its disturbance cause, health verdict and note."""
+    parts = []
+    for k in ("disturb_cause", "health", "note"):
+        v = r.get(k)
+        if v not in (None, "") and str(v) not in parts and str(v) != "ok":
+            parts.append(str(v))
+    return "; ".join(parts)
+
+
+def dropped_text(cell_list):
+    """One line per cell with dropped runs and their causes:
+    "c 100k: 1 of 3 dropped (disturbed 1): outside 12% (burn)"."""
+    out = []
+    for c in cell_list:
+        d = c.dropped
+        if not d:
+            continue
+        counts = {}
+        for r in d:
+            counts[status_of(r)] = counts.get(status_of(r), 0) + 1
+        causes = []
+        for r in d:
+            if cause_of(r) and cause_of(r) not in causes:
+                causes.append(cause_of(r))
+        out.append("%s %s: %d of %d dropped (%s)%s%s" % (
+            c.contender, c.label, len(d), len(c.runs),
+            ", ".join("%s %d" % kv for kv in counts.items()),
+            " " + DAGGER if c.all_disturbed else "",
+            (": " + "; ".join(causes))[:200] if causes else ""))
+    return out

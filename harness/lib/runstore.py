@@ -1,0 +1,164 @@
+"""runstore.py - the results directory's run records.
+
+RUN_DIR/runs.jsonl is the canonical store: one JSON object per run (typed
+values, the client's summary under "client", every key run_one.sh's
+result.json had, plus bench.sh's overrides). RUN_DIR/runs.csv is derived from
+it: the known COLUMNS in order, then every other key (sorted), so nothing a
+run recorded is dropped. Older results directories (results/reference*) hold
+only runs.csv; read_runs() reads whichever is there.
+"""
+import csv
+import json
+import os
+import re
+
+# runs.csv columns, in order (harness/README.md documents each one). Keys a
+# record has beyond these follow them in the CSV, sorted.
+COLUMNS = [
+    "contender", "tier", "tier_label", "repeat", "status", "accepted",
+    "t_accept_s", "t_client_established_s", "server_workers", "client_workers",
+    "server_rss_idle_kib", "server_rss_kib", "server_pss_kib",
+    "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
+    "server_cpu_connect_s", "server_cpu_hold_pct", "machine_cpu_connect_pct",
+    "machine_cpu_hold_pct", "client_cpu_run_s", "client_established", "client_failed",
+    "client_failures", "connect_p99_ms", "listen_overflows", "listen_drops", "reqq_full",
+    "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
+    "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",
+    "server_stop_s", "client_exit",
+    # trust: the quiet-machine gate before the run, what disturbed it, its health
+    "gate", "gate_wait_s", "outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
+    "outside_top", "init_cpu_pct", "ksoftirqd_pct", "steal_pct", "softirq_pct",
+    "disturb_cause", "health", "flags",
+    "slab_caches", "ramp_file", "run_dir", "note",
+]
+
+# Columns that stay text even when a value looks like a number.
+TEXT_COLUMNS = {
+    "contender", "tier_label", "status", "client_failures", "slab_caches", "ramp_file",
+    "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
+}
+
+KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+INT_RE = re.compile(r"^-?[0-9]+$")
+FLOAT_RE = re.compile(r"^-?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
+
+
+def typed(key, text):
+    """A key=value override's value as the record stores it: numbers as
+    numbers (except in text columns), "" as null."""
+    if text == "":
+        return None
+    if key not in TEXT_COLUMNS:
+        if INT_RE.match(text) and len(text) < 19:
+            return int(text)
+        if FLOAT_RE.match(text):
+            return float(text)
+    return text
+
+
+def parse_pairs(pairs):
+    """["k=v", ...] -> {k: typed v}; ValueError names a malformed pair."""
+    out = {}
+    for p in pairs:
+        k, sep, v = p.partition("=")
+        if not sep or not KEY_RE.match(k):
+            raise ValueError("not key=value: %r" % p)
+        out[k] = typed(k, v)
+    return out
+
+
+def load_env(path):
+    """A result.env (key=value lines, what run_one.sh wrote before result.json)
+    as a record, values typed as overrides are."""
+    rec = {}
+    with open(path) as f:
+        for line in f:
+            k, sep, v = line.rstrip("\n").partition("=")
+            if sep and KEY_RE.match(k):
+                rec[k] = typed(k, v)
+    return rec
+
+
+def load_record(path):
+    """A run's result.json (or an older result.env) as a dict; ValueError says
+    why it cannot be used."""
+    try:
+        if path.endswith(".env"):
+            return load_env(path)
+        with open(path) as f:
+            rec = json.load(f)
+    except OSError as e:
+        raise ValueError("cannot read %s: %s" % (path, e.strerror))
+    except ValueError as e:
+        raise ValueError("%s is not valid JSON: %s" % (path, e))
+    if not isinstance(rec, dict):
+        raise ValueError("%s does not hold a JSON object" % path)
+    return rec
+
+
+def cell(v):
+    """A record value as CSV text: null -> "", nested values as compact JSON."""
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, separators=(",", ":"), sort_keys=True)
+    return str(v)
+
+
+def csv_columns(records):
+    extra = sorted({k for r in records for k in r} - set(COLUMNS))
+    return COLUMNS + extra
+
+
+def write_csv(run_dir, records):
+    """(Re)write RUN_DIR/runs.csv from the records, atomically."""
+    path = os.path.join(run_dir, "runs.csv")
+    cols = csv_columns(records)
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(cols)
+        for r in records:
+            w.writerow([cell(r.get(k)) for k in cols])
+    os.replace(path + ".tmp", path)
+
+
+def read_jsonl(path):
+    out = []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                rec = json.loads(line)
+            except ValueError as e:
+                raise ValueError("%s line %d is not valid JSON: %s" % (path, n, e))
+            if not isinstance(rec, dict):
+                raise ValueError("%s line %d is not a JSON object" % (path, n))
+            out.append(rec)
+    return out
+
+
+def append_record(run_dir, rec):
+    """Append one run to runs.jsonl and re-derive runs.csv from all of them."""
+    path = os.path.join(run_dir, "runs.jsonl")
+    with open(path, "a") as f:
+        f.write(json.dumps(rec, sort_keys=True) + "\n")
+    write_csv(run_dir, read_jsonl(path))
+
+
+def read_runs(run_dir):
+    """Every run of RUN_DIR as a dict: from runs.jsonl (typed values) when it
+    exists, else from runs.csv (text; "" for not measured). OSError when
+    neither exists."""
+    jl = os.path.join(run_dir, "runs.jsonl")
+    if os.path.exists(jl):
+        return read_jsonl(jl)
+    with open(os.path.join(run_dir, "runs.csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def text(r, key):
+    """A run's value as display text ("" when absent or null)."""
+    return cell(r.get(key))

@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# make compare A=results/X B=results/Y: usage errors, and the committed
+# reference-100k (runs.csv only, 3 runs a cell) against itself. No sockets,
+# no root; `make plot` on a copy of that reference (never the committed one).
+
+setup() {
+    load helpers
+    load_bats_libs
+    cd "$C1M_ROOT"
+}
+
+@test "make compare without A or B: usage, exit 2" {
+    run make -s compare PYTHON="$PYTHON"
+    assert_failure 2
+    assert_output --partial "usage: make compare A=results/X B=results/Y"
+    run make -s compare PYTHON="$PYTHON" A=results/reference-100k
+    assert_failure 2
+    assert_output --partial "usage: make compare"
+    run make -s compare PYTHON="$PYTHON" B=results/reference-100k
+    assert_failure 2
+}
+
+@test "results.py compare: wrong argument count or a missing directory exit 2" {
+    run "$PYTHON" harness/lib/results.py compare results/reference-100k
+    assert_failure 2
+    assert_output --partial "usage"
+    run "$PYTHON" harness/lib/results.py compare results/reference-100k "$BATS_TEST_TMPDIR/nope"
+    assert_failure 2
+    assert_output --partial "is not a directory"
+    mkdir "$BATS_TEST_TMPDIR/empty"
+    run "$PYTHON" harness/lib/results.py compare results/reference-100k "$BATS_TEST_TMPDIR/empty"
+    assert_failure 1
+    assert_output --partial "no runs.jsonl or runs.csv"
+}
+
+@test "make compare: results/reference-100k against itself is 1.00, not significant" {
+    run make -s compare PYTHON="$PYTHON" A=results/reference-100k B=results/reference-100k
+    assert_success
+    assert_line --regexp '^t_accept_s '
+    assert_line --regexp '^c +100k +1\.51 \(3\) +1\.51 \(3\) +1\.00 +\[[0-9.]+, [0-9.]+\] +not significant$'
+    assert_line --regexp '^asyncio-streams +100k .* 1\.00 +\[[0-9.]+, [0-9.]+\] +not significant$'
+    refute_output --partial "(significant)"
+    refute_output --partial "not enough runs"
+    # every contender, every metric: 5 contenders x 5 metrics
+    [ "$(grep -c ' 1\.00  .*not significant$' <<< "$output")" -eq 25 ]
+}
+
+@test "make plot on a copy of results/reference-100k: plots with interval bars, report lists drops" {
+    command -v gnuplot >/dev/null || skip "gnuplot missing (make test-deps installs gnuplot-nox)"
+    cp -r results/reference-100k "$BATS_TEST_TMPDIR/ref"
+    rm -rf "$BATS_TEST_TMPDIR/ref/plots"
+    run make -s plot PYTHON="$PYTHON" RUN="$BATS_TEST_TMPDIR/ref"
+    assert_success
+    for p in t_connect rss cpu ramp bytes; do
+        [ -s "$BATS_TEST_TMPDIR/ref/plots/$p.png" ] && [ -s "$BATS_TEST_TMPDIR/ref/plots/$p.svg" ]
+    done
+    grep -q "bootstrap 95% interval of the median" "$BATS_TEST_TMPDIR/ref/plots/t_connect.svg"
+    grep -q "none dropped" "$BATS_TEST_TMPDIR/ref/plots/cpu.svg"
+    grep -q '^## Runs dropped from the figures (0 of 15)' "$BATS_TEST_TMPDIR/ref/report.md"
+    grep -q '| c | 100k | ok 3/3 | 1.51 \[1.45-1.80\] |' "$BATS_TEST_TMPDIR/ref/report.md"
+    # the committed reference is untouched
+    run git status --porcelain -- results/reference-100k
+    assert_output ""
+}

@@ -1,0 +1,338 @@
+"""tests/py/test_results.py - the results bookkeeping (harness/lib/results.py,
+runstore.py, cells.py, bootstrap.py, compare.py): run records in runs.jsonl,
+runs.csv derived with nothing dropped, which runs count and how the dropped
+ones are reported, the bootstrap intervals and `make compare`'s verdicts.
+Stdlib only; no sockets, no timing.
+
+    python3 -m unittest tests.py.test_results
+"""
+import contextlib
+import csv
+import io
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+
+import bootstrap  # noqa: E402
+import cells  # noqa: E402
+import compare  # noqa: E402
+import results  # noqa: E402
+import runstore  # noqa: E402
+
+
+def run_main(*args):
+    """results.py ARGS in-process: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = results.main(["results.py"] + list(args))
+    return rc, out.getvalue(), err.getvalue()
+
+
+def read_csv(d):
+    with open(os.path.join(d, "runs.csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+class TmpDir(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="c1m-test-results-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+
+    def subdir(self, name):
+        d = os.path.join(self.dir, name)
+        os.makedirs(d)
+        return d
+
+    def add(self, d, contender="c", tier=2000, repeat=1, status="ok", **kw):
+        """One run recorded the way bench.sh does: a result.json, then `row`."""
+        rec = dict(kw)
+        rec.update(contender=contender, tier=tier, status=status)
+        path = os.path.join(d, "result-%d.json" % len(os.listdir(d)))
+        with open(path, "w") as f:
+            json.dump(rec, f)
+        rc, _, err = run_main("row", d, path, "repeat=%d" % repeat,
+                              "tier_label=%s" % cells.label_of(tier))
+        self.assertEqual(rc, 0, err)
+
+
+class TestRecords(TmpDir):
+    def test_unknown_keys_are_kept_in_jsonl_and_csv(self):
+        d = self.subdir("run")
+        rec = {"contender": "c", "tier": 2000, "status": "ok", "t_accept_s": 1.5,
+               "zeta_extra": "z", "alpha_extra": 7, "client": {"established": 2000, "failures": {}}}
+        path = os.path.join(self.dir, "result.json")
+        with open(path, "w") as f:
+            json.dump(rec, f)
+        rc, _, err = run_main("row", d, path, "repeat=1", "tier_label=2k", "note=")
+        self.assertEqual(rc, 0, err)
+        [stored] = runstore.read_runs(d)
+        self.assertEqual(stored["zeta_extra"], "z")
+        self.assertEqual(stored["client"], {"established": 2000, "failures": {}})
+        self.assertEqual(stored["repeat"], 1)           # typed override
+        self.assertIsNone(stored["note"])
+        header, rows = read_csv(d)
+        self.assertEqual(header[:len(runstore.COLUMNS)], runstore.COLUMNS)
+        self.assertEqual(header[len(runstore.COLUMNS):], ["alpha_extra", "client", "zeta_extra"])
+        self.assertEqual(rows[0]["alpha_extra"], "7")
+        self.assertEqual(json.loads(rows[0]["client"]), rec["client"])
+        self.assertEqual(rows[0]["t_accept_s"], "1.5")
+        self.assertEqual(rows[0]["note"], "")
+
+    def test_overrides_win_and_a_run_without_record_gets_a_row(self):
+        d = self.subdir("run")
+        self.add(d, status="ok", note="from record")
+        rc, _, err = run_main("row", d, "-", "contender=uvloop", "tier=2000",
+                              "status=unavailable", "note=uvloop not importable")
+        self.assertEqual(rc, 0, err)
+        path = os.path.join(self.dir, "r.json")
+        with open(path, "w") as f:
+            json.dump({"contender": "c", "tier": 2000, "status": "ok"}, f)
+        run_main("row", d, path, "status=interrupted")
+        _, rows = read_csv(d)
+        self.assertEqual([r["status"] for r in rows], ["ok", "unavailable", "interrupted"])
+        self.assertEqual(rows[1]["note"], "uvloop not importable")
+        self.assertEqual(rows[1]["contender"], "uvloop")
+
+    def test_unreadable_record_still_gives_a_row_saying_why(self):
+        d = self.subdir("run")
+        path = os.path.join(self.dir, "half.json")
+        with open(path, "w") as f:
+            f.write('{"contender": "c", "tier"')
+        rc, _, err = run_main("row", d, path, "contender=c", "tier=2000", "status=harness-error")
+        self.assertEqual(rc, 0)
+        self.assertIn("not valid JSON", err)
+        [r] = runstore.read_runs(d)
+        self.assertEqual(r["status"], "harness-error")
+        self.assertIn("not valid JSON", r["note"])
+
+    def test_malformed_pair_is_a_usage_error(self):
+        d = self.subdir("run")
+        for bad in ("novalue", "=x", "bad key=1"):
+            rc, _, err = run_main("row", d, "-", bad)
+            self.assertEqual(rc, 2, bad)
+            self.assertIn("key=value", err)
+        self.assertFalse(os.path.exists(os.path.join(d, "runs.jsonl")))
+        self.assertEqual(run_main("row", d)[0], 2)
+        self.assertEqual(run_main("bogus")[0], 2)
+
+    def test_csv_is_derived_from_jsonl(self):
+        d = self.subdir("run")
+        recs = [{"contender": "c", "tier": 2000, "status": "ok", "t_accept_s": 1.25, "x_new": True},
+                {"contender": "pyext", "tier": 2000, "status": "disturbed", "flags": None,
+                 "disturb_cause": "outside 12% (burn)"}]
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write("".join(json.dumps(r) + "\n" for r in recs))
+        rc, _, err = run_main("csv", d)
+        self.assertEqual(rc, 0, err)
+        header, rows = read_csv(d)
+        self.assertEqual(header, runstore.COLUMNS + ["x_new"])
+        self.assertEqual(rows[0]["x_new"], "true")
+        self.assertEqual(rows[1]["disturb_cause"], "outside 12% (burn)")
+        self.assertEqual(rows[1]["flags"], "")
+        # readers take the typed records from runs.jsonl when it is there ...
+        self.assertEqual(runstore.read_runs(d)[0]["t_accept_s"], 1.25)
+        # ... and runs.csv alone otherwise (the committed reference directories)
+        os.remove(os.path.join(d, "runs.jsonl"))
+        self.assertEqual(runstore.read_runs(d)[0]["t_accept_s"], "1.25")
+
+    def test_corrupt_jsonl_line_is_an_error_naming_the_line(self):
+        d = self.subdir("run")
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write('{"contender": "c", "tier": 1, "status": "ok"}\n[1]\n')
+        rc, _, err = run_main("summary", d)
+        self.assertEqual(rc, 1)
+        self.assertIn("line 2", err)
+
+
+class TestDroppedRuns(TmpDir):
+    def mixed(self):
+        d = self.subdir("run")
+        for rep, t in enumerate((1.0, 1.2, 1.1), 1):
+            self.add(d, "c", 2000, rep, "ok", t_accept_s=t, server_cpu_connect_s=t / 2)
+        self.add(d, "c", 2000, 4, "disturbed", t_accept_s=9.0, disturb_cause="outside 30%: burn")
+        self.add(d, "c", 2000, 5, "server-died", t_accept_s=0.9, health="worker 2 died")
+        self.add(d, "pyext", 2000, 1, "disturbed", t_accept_s=3.0, disturb_cause="steal 8%")
+        self.add(d, "pyext", 2000, 2, "disturbed", t_accept_s=5.0, disturb_cause="ksoftirqd 9%")
+        self.add(d, "uvloop", 2000, 1, "inconsistent", t_accept_s=2.0,
+                 health="counters 2000, sockstat 1990, client 2000")
+        return d
+
+    def test_cells_use_ok_runs_and_count_the_dropped(self):
+        rows = runstore.read_runs(self.mixed())
+        c, py, uv = cells.cells(rows)
+        self.assertEqual(c.counts, {"ok": 3, "disturbed": 1, "server-died": 1})
+        self.assertEqual(c.status_text(), "ok 3/5, disturbed 1/5, server-died 1/5")
+        self.assertEqual(c.stat("t_accept_s")[0], 1.1)         # the 9.0 and 0.9 runs dropped
+        self.assertFalse(c.all_disturbed)
+        self.assertTrue(py.all_disturbed)
+        self.assertEqual(py.stat("t_accept_s")[0], 4.0)        # disturbed median, marked
+        self.assertIsNone(uv.stat("t_accept_s"))               # nothing usable
+        lines = cells.dropped_text([c, py, uv])
+        self.assertEqual(lines[0], "c 2k: 2 of 5 dropped (disturbed 1, server-died 1): "
+                                   "outside 30%: burn; worker 2 died")
+        self.assertEqual(lines[1], "pyext 2k: 2 of 2 dropped (disturbed 2) " + cells.DAGGER +
+                         ": steal 8%; ksoftirqd 9%")
+        self.assertEqual(lines[2], "uvloop 2k: 1 of 1 dropped (inconsistent 1): "
+                                   "counters 2000, sockstat 1990, client 2000")
+
+    def test_summary_marks_disturbed_medians_and_says_what_was_dropped(self):
+        rc, out, _ = run_main("summary", self.mixed())
+        self.assertEqual(rc, 0)
+        self.assertIn("4.00 (3.00-5.00)" + cells.DAGGER, out)
+        self.assertIn(cells.DAGGER + " all runs disturbed", out)
+        self.assertIn("runs dropped from the figures:\n  c 2k: 2 of 5 dropped", out)
+        self.assertIn("1.10 [1.00-1.20]", out)                  # 3 ok runs: an interval
+
+    def test_report_lists_every_non_ok_run_with_its_cause(self):
+        d = self.mixed()
+        self.assertEqual(run_main("report", d)[0], 0)
+        with open(os.path.join(d, "report.md")) as f:
+            md = f.read()
+        section = md.split("## Runs dropped from the figures (5 of 8)")[1].split("## Runs\n")[0]
+        for cause in ("outside 30%: burn", "worker 2 died", "steal 8%", "ksoftirqd 9%",
+                      "counters 2000, sockstat 1990, client 2000"):
+            self.assertIn(cause, section)
+        self.assertEqual(section.count("| c | 2k |"), 2)
+        self.assertIn(cells.DAGGER + " all runs disturbed", md)
+
+    def test_plot_data_keeps_disturbed_only_tiers_apart(self):
+        d = self.mixed()
+        data = os.path.join(d, "plots", "data")
+        rc, out, _ = run_main("plotdata", d, data)
+        self.assertEqual(rc, 0)
+        self.assertIn("tiers", out)
+        self.assertTrue(os.path.exists(os.path.join(data, "tiers-c.dat")))
+        self.assertFalse(os.path.exists(os.path.join(data, "tiers-pyext.dat")))
+        self.assertTrue(os.path.exists(os.path.join(data, "tiers-pyext-disturbed.dat")))
+        with open(os.path.join(data, "vars.gp")) as f:
+            v = f.read()
+        self.assertIn("contenders = 'c'", v)
+        self.assertIn("disturbed = 'pyext'", v)
+        self.assertIn("5 of 8 runs dropped (disturbed 3, inconsistent 1, server-died 1)", v)
+        self.assertIn("bootstrap 95% interval (>= 3 runs) or min-max", v)
+
+
+class TestBootstrap(unittest.TestCase):
+    SAMPLES = [[1.0, 1.2, 1.1], [5, 1, 4, 2, 3, 9, 7], [0.3, 0.31, 0.29, 0.5, 0.28],
+               [10.0, 10.0, 10.5, 11.0]]
+
+    def test_deterministic(self):
+        for s in self.SAMPLES:
+            self.assertEqual(bootstrap.median_ci(s), bootstrap.median_ci(list(s)))
+        self.assertEqual(bootstrap.ratio_ci([1, 2, 3], [2, 3, 5]),
+                         bootstrap.ratio_ci([1, 2, 3], [2, 3, 5]))
+
+    def test_interval_contains_the_median_within_the_data(self):
+        for s in self.SAMPLES:
+            med, lo, hi = bootstrap.median_ci(s)
+            self.assertEqual(med, statistics.median(s))
+            self.assertTrue(min(s) <= lo <= med <= hi <= max(s), (s, lo, med, hi))
+
+    def test_three_runs_give_their_range_and_more_runs_narrow_it(self):
+        self.assertEqual(bootstrap.median_ci([1.0, 1.2, 1.1]), (1.1, 1.0, 1.2))
+        wide = [1.0, 5.0] + [3.0] * 30
+        med, lo, hi = bootstrap.median_ci(wide)
+        self.assertEqual((med, lo, hi), (3.0, 3.0, 3.0))
+
+    def test_degenerate_data(self):
+        self.assertEqual(bootstrap.median_ci([7, 7, 7]), (7, 7, 7))
+        self.assertEqual(bootstrap.median_ci([2.5]), (2.5, 2.5, 2.5))
+        self.assertRaises(ValueError, bootstrap.median_ci, [])
+        self.assertIsNone(bootstrap.spread([None, None]))
+        self.assertEqual(bootstrap.spread([3.0, 1.0]), (2.0, 1.0, 3.0, "minmax"))
+        self.assertEqual(bootstrap.spread([3.0, 1.0, None, 2.0])[3], "ci")
+        self.assertEqual(bootstrap.ratio_ci([2, 2, 2], [3, 3, 3]), (1.5, 1.5, 1.5))
+        self.assertRaises(ValueError, bootstrap.ratio_ci, [0, 1, 2], [1, 2, 3])
+
+    def test_verdicts(self):
+        self.assertEqual(bootstrap.verdict([1.0, 1.01, 0.99], [2.0, 2.02, 1.98])[3],
+                         "slower (significant)")
+        self.assertEqual(bootstrap.verdict([2.0, 2.02, 1.98], [1.0, 1.01, 0.99])[3],
+                         "faster (significant)")
+        self.assertEqual(bootstrap.verdict([1.0, 1.2, 0.9], [1.05, 0.95, 1.15])[3], "not significant")
+        self.assertEqual(bootstrap.verdict([1.0, 1.1], [2.0, 2.1, 2.2])[3], "not enough runs")
+        # the interval excludes 1.0 but the shift is inside one side's spread
+        a, b = [1.0] * 7, [1.1] * 5 + [0.1, 3.0]
+        ratio, lo, hi, v = bootstrap.verdict(a, b)
+        self.assertGreater(lo, 1.0)
+        self.assertEqual(v, "not significant")
+
+
+class TestCompare(TmpDir):
+    def make(self, name, times):
+        d = self.subdir(name)
+        for c, ts in times.items():
+            for rep, t in enumerate(ts, 1):
+                self.add(d, c, 100000, rep, "ok", t_accept_s=t, server_cpu_connect_s=t / 3,
+                         user_bytes_per_conn=100)
+        return d
+
+    def compare(self, a, b):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = compare.main([a, b])
+        return rc, out.getvalue(), err.getvalue()
+
+    def line(self, out, metric, contender):
+        block = out.split("\n" + metric + " ")[1].split("\n\n")[0]
+        return [ln for ln in block.splitlines() if ln.startswith(contender + " ")][0]
+
+    def test_verdicts_on_synthetic_directories(self):
+        a = self.make("a", {"c": [1.0, 1.02, 0.98], "pyext": [1.0, 1.2, 0.9], "uvloop": [1.0, 1.1]})
+        b = self.make("b", {"c": [2.0, 2.04, 1.96], "pyext": [1.05, 0.95, 1.15],
+                            "uvloop": [1.0, 1.1, 1.2], "asyncio-protocol": [3, 3, 3]})
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 0, err)
+        c = self.line(out, "t_accept_s", "c")
+        self.assertIn(" 2.00 ", c)
+        self.assertTrue(c.endswith("slower (significant)"), c)
+        self.assertTrue(self.line(out, "server_cpu_connect_s", "c").endswith("more CPU (significant)"))
+        self.assertTrue(self.line(out, "t_accept_s", "pyext").endswith("not significant"))
+        self.assertTrue(self.line(out, "t_accept_s", "uvloop").endswith("not enough runs"))
+        u = self.line(out, "user_bytes_per_conn", "c")
+        self.assertIn(" 1.00 ", u)
+        self.assertTrue(u.endswith("not significant"), u)
+        self.assertIn("only in B: asyncio-protocol 100k", out)
+        # B against A is the mirror image
+        rc, out, _ = self.compare(b, a)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("faster (significant)"))
+
+    def test_dropped_runs_do_not_count(self):
+        a = self.make("a", {"c": [1.0, 1.02, 0.98]})
+        b = self.make("b", {"c": [1.0, 1.02]})
+        self.add(b, "c", 100000, 3, "disturbed", t_accept_s=5.0)
+        rc, out, _ = self.compare(a, b)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("not enough runs"))
+
+    def test_usage_and_missing_directories(self):
+        self.assertEqual(self.compare(self.dir, "")[0], 2)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            self.assertEqual(compare.main([self.dir]), 2)
+        self.assertIn("usage", err.getvalue())
+        self.assertEqual(self.compare(self.dir, os.path.join(self.dir, "nope"))[0], 2)
+        empty = self.subdir("empty")
+        rc, _, err = self.compare(empty, empty)
+        self.assertEqual(rc, 1)
+        self.assertIn("no runs.jsonl or runs.csv", err)
+
+    def test_committed_reference_against_itself(self):
+        ref = os.path.join(ROOT, "results", "reference-100k")
+        rc, out, err = self.compare(ref, ref)
+        self.assertEqual(rc, 0, err)
+        line = self.line(out, "t_accept_s", "asyncio-streams")
+        self.assertIn(" 1.00 ", line)
+        self.assertTrue(line.endswith("not significant"))
+        self.assertNotIn("(significant)", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
