@@ -34,7 +34,7 @@ CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat
 
-.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot clean
+.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean
 all: build
 build: c pyext
 c: $(BINS)
@@ -84,6 +84,10 @@ bench-deps:
 plot:
 	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; exit 2; }
 	harness/plot.sh $(RUN)
+# B/A per contender and tier with bootstrap 95% intervals and verdicts (harness/README.md)
+compare:
+	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
+	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
 
 clean:
 	rm -rf build build-san pyext/build
