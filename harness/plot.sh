@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # plot.sh RUN_DIR - redraw every plot (PNG and SVG) and report.md of a bench
-# run from its runs.csv, ramp/*.csv and meta.json alone. Needs no root.
+# run from its runs.jsonl (or runs.csv, in older results directories),
+# ramp/*.csv and meta.json alone. Needs no root.
 #
-# harness/lib/results.py turns the CSVs into gnuplot data files under
+# harness/lib/results.py turns the records into gnuplot data files under
 # RUN_DIR/plots/data/ (derived, safe to delete); harness/plots/*.gp draw them.
 #
 # Exit: 0 done, 1 error (missing input, gnuplot missing or failing), 2 usage.
@@ -39,7 +40,8 @@ main() {
     [ $# -eq 1 ] || usage
     case "$1" in -h|--help) usage 0 ;; esac
     run=${1%/}
-    [ -f "$run/runs.csv" ] || die "$run/runs.csv not found: give a directory written by harness/bench.sh"
+    [ -f "$run/runs.jsonl" ] || [ -f "$run/runs.csv" ] \
+        || die "no runs.jsonl or runs.csv in $run: give a directory written by harness/bench.sh"
     command -v gnuplot >/dev/null \
         || die "gnuplot is missing: apt-get install gnuplot-nox (or harness/install-deps.sh bench)"
     plots=$run/plots
@@ -47,7 +49,7 @@ main() {
     mkdir -p "$data" || die "cannot create $data"
     rm -f "$plots"/*.png "$plots"/*.svg
     local have
-    have=$("$PYTHON" "$RESULTS_PY" plotdata "$run" "$data") || die "cannot read $run/runs.csv"
+    have=$("$PYTHON" "$RESULTS_PY" plotdata "$run" "$data") || die "cannot read the runs of $run"
     if [[ " $have " == *" tiers "* ]]; then
         draw t_connect; draw rss; draw cpu
     else

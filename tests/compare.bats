@@ -62,3 +62,33 @@ setup() {
     run git status --porcelain -- results/reference-100k
     assert_output ""
 }
+
+@test "make plot from runs.jsonl alone: a tier where every run was disturbed is drawn apart and footnoted" {
+    command -v gnuplot >/dev/null || skip "gnuplot missing (make test-deps installs gnuplot-nox)"
+    local d=$BATS_TEST_TMPDIR/run r n=0 t rep
+    mkdir "$d"
+    for t in 2000 5000; do
+        for rep in 1 2 3; do
+            "$PYTHON" harness/lib/results.py row "$d" - contender=c tier=$t repeat=$rep status=ok \
+                t_accept_s=1.$rep server_rss_kib=4000 server_cpu_connect_s=0.$rep
+        done
+        # pyext: ok at 2000, every run disturbed at 5000
+        st=ok; [ $t = 5000 ] && st=disturbed
+        for rep in 1 2; do
+            "$PYTHON" harness/lib/results.py row "$d" - contender=pyext tier=$t repeat=$rep status=$st \
+                t_accept_s=2.$rep server_rss_kib=9000 server_cpu_connect_s=1.$rep \
+                disturb_cause="outside 22% (burner)"
+        done
+    done
+    "$PYTHON" harness/lib/results.py row "$d" - contender=uvloop tier=2000 repeat=1 status=server-died \
+        health="worker 1 died"
+    rm "$d/runs.csv"
+    run harness/plot.sh "$d"
+    assert_success
+    for p in t_connect rss cpu; do [ -s "$d/plots/$p.png" ] && [ -s "$d/plots/$p.svg" ]; done
+    grep -q "pyext † all runs disturbed" "$d/plots/t_connect.svg"
+    grep -q "3 of 11 runs dropped (disturbed 2, server-died 1)" "$d/plots/cpu.svg"
+    grep -q "bootstrap 95% interval (>= 3 runs) or min-max" "$d/plots/t_connect.svg"
+    grep -q '| pyext | 5k | disturbed 2/2 | 2.15 (2.10-2.20)† |' "$d/report.md"
+    grep -q '| uvloop | 2k | 1 | server-died | worker 1 died |' "$d/report.md"
+}

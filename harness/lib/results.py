@@ -428,8 +428,16 @@ RUN_COLS = ["contender", "tier_label", "repeat", "status", "accepted", "t_accept
             "server_cpu_connect_s", "server_cpu_hold_pct", "client_cpu_run_s", "hb_p99_ms",
             "outside_cpu_pct", "note"]
 
-DROPPED_COLS = ["contender", "tier_label", "repeat", "status", "cause", "outside_cpu_pct",
+DROPPED_COLS = ["contender", "tier", "repeat", "status", "cause", "outside_cpu_pct",
                 "outside_top", "gate_wait_s"]
+
+
+def dropped_cell(r, k):
+    if k == "cause":
+        return cellmod.cause_of(r)
+    if k == "tier":
+        return label_of(r["tier"])
+    return text(r, k)
 
 
 def md_table(headers, rows):
@@ -493,8 +501,7 @@ def cmd_report(run_dir):
     out.append("## Runs dropped from the figures (%d of %d)\n" % (len(dropped), len(rows)))
     if dropped:
         out.append(md_table(DROPPED_COLS, [
-            [cellmod.cause_of(r) if k == "cause" else text(r, k) for k in DROPPED_COLS]
-            for r in dropped]) + "\n")
+            [dropped_cell(r, k) for k in DROPPED_COLS] for r in dropped]) + "\n")
     else:
         out.append("None: every run is `ok`.\n")
     out.append("## Runs\n")
