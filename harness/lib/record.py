@@ -4,8 +4,9 @@
     record.py write OUT.json [--client CLIENT.json] key=value...
     record.py get FILE KEY...
 
-write: every key=value becomes a typed field (an int or a float when the text
-is a plain number, null when empty, else the string). With --client the
+write: every key=value becomes a typed field (runstore.typed: an int or a
+float when the text is a plain number outside the text columns, null when
+empty, else the string). With --client the
 client's whole JSON summary is kept under "client", and the flat client_*
 columns runs.csv shows are derived from it (a key=value given explicitly wins).
 Then the sanity bounds: a negative byte/KiB/CPU figure, a CPU% above what the
@@ -25,8 +26,7 @@ import re
 import sys
 import tempfile
 
-NUMBER = re.compile(r"^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
-INTEGER = re.compile(r"^-?\d+$")
+from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
 CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct")
@@ -42,15 +42,6 @@ def usage(msg=None):
         print(f"record.py: {msg}", file=sys.stderr)
     print(__doc__.split("\n\n")[1], file=sys.stderr)
     sys.exit(2)
-
-
-def typed(text):
-    """'12' -> 12, '-0.5' -> -0.5, '' -> None, anything else stays a string."""
-    if text == "":
-        return None
-    if NUMBER.match(text):
-        return int(text) if INTEGER.match(text) else float(text)
-    return text
 
 
 def client_columns(j):
@@ -114,9 +105,9 @@ def cmd_write(args):
             i += 2
             continue
         k, sep, v = a.partition("=")
-        if not sep or not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", k):
+        if not sep or not KEY_RE.match(k):
             usage(f"not key=value: {a!r}")
-        rec[k] = typed(v)
+        rec[k] = typed(k, v)
         i += 1
     if client_path and os.path.exists(client_path) and os.path.getsize(client_path) > 0:
         try:

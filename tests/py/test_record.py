@@ -1,0 +1,236 @@
+"""Unit tests of the harness's per-run record (harness/lib/record.py) and of the
+disturbance summary (harness/lib/disturb.py), on files made up here: no
+sockets, no root. Run: python3 -m unittest tests.py.test_record
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "lib")
+RECORD = os.path.join(LIB, "record.py")
+DISTURB = os.path.join(LIB, "disturb.py")
+
+
+def jsonl(path):
+    with open(path) as f:
+        return [json.loads(x) for x in f]
+
+
+def run(*args):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60)
+
+
+class RecordTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.out = os.path.join(self.dir, "result.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, *pairs, client=None):
+        args = [RECORD, "write", self.out]
+        if client is not None:
+            path = os.path.join(self.dir, "client.json")
+            with open(path, "w") as f:
+                f.write(client if isinstance(client, str) else json.dumps(client))
+            args += ["--client", path]
+        p = run(*args, *pairs)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(self.out) as f:
+            return json.load(f)
+
+    def test_typed_values_and_text_columns(self):
+        r = self.write("status=ok", "accepted=2000", "target=2000", "t_accept_s=0.119",
+                       "note=5", "server_cmd=c1m-server --port 9000", "hold_wall_s=")
+        self.assertEqual(r["accepted"], 2000)
+        self.assertEqual(r["t_accept_s"], 0.119)
+        self.assertEqual(r["note"], "5")            # a text column stays text
+        self.assertEqual(r["server_cmd"], "c1m-server --port 9000")
+        self.assertIsNone(r["hold_wall_s"])
+        self.assertEqual(r["status"], "ok")
+        self.assertEqual(r["flags"], "")
+        self.assertEqual(os.listdir(self.dir), ["result.json"])   # no temp file left
+
+    def test_client_summary_merged_and_flattened(self):
+        client = {"established": 2000, "failed": 3, "failures": {"ECONNREFUSED": 3},
+                  "workers": 3, "time_to_established_s": 0.105, "cpu_user_s": 0.1,
+                  "cpu_sys_s": 0.25, "connect_latency_ms": {"p99": 45.5},
+                  "heartbeat": {"pongs": 10216, "latency_ms": {"p99": 1.9}},
+                  "open_at_end": 1999, "future_key": [1, 2]}
+        r = self.write("status=ok", "hb_pongs=7", client=client)
+        self.assertEqual(r["client"], client)                  # kept whole, unknown keys too
+        self.assertEqual(r["client_established"], 2000)
+        self.assertEqual(r["client_failed"], 3)
+        self.assertEqual(r["client_failures"], "ECONNREFUSED:3")
+        self.assertEqual(r["t_client_established_s"], 0.105)
+        self.assertEqual(r["client_workers"], 3)
+        self.assertEqual(r["client_cpu_run_s"], 0.35)
+        self.assertEqual(r["connect_p99_ms"], 45.5)
+        self.assertEqual(r["hb_p99_ms"], 1.9)
+        self.assertEqual(r["client_open_at_end"], 1999)
+        self.assertEqual(r["hb_pongs"], 7)                     # an explicit key=value wins
+
+    def test_unreadable_client_json_is_flagged_not_fatal(self):
+        r = self.write("status=ok", "accepted=10", client='{"established": 5,')
+        self.assertNotIn("client", r)
+        self.assertEqual(r["status"], "suspect")
+        self.assertIn("client-json-unreadable", r["flags"])
+
+    def test_sanity_bounds_turn_ok_into_suspect(self):
+        ncpu = os.cpu_count()
+        r = self.write("status=ok", "accepted=2001", "target=2000", "kernel_bytes_per_conn=-812",
+                       "server_cpu_hold_pct=-0.5", f"machine_cpu_connect_pct={100 * ncpu + 1}",
+                       "outside_hold_pct=100.5", "server_rss_kib=-1")
+        flags = r["flags"].split(";")
+        for f in ("negative:kernel_bytes_per_conn", "negative:server_cpu_hold_pct",
+                  "negative:server_rss_kib", "cpu-above-machine:machine_cpu_connect_pct",
+                  "cpu-above-machine:outside_hold_pct", "accepted-above-target"):
+            self.assertIn(f, flags)
+        self.assertEqual(r["status"], "suspect")
+
+    def test_bounds_keep_other_statuses_and_accept_edges(self):
+        ncpu = os.cpu_count()
+        r = self.write("status=server-died", "server_cpu_hold_pct=-0.5")
+        self.assertEqual(r["status"], "server-died")
+        self.assertEqual(r["flags"], "negative:server_cpu_hold_pct")
+        r = self.write("status=ok", "accepted=2000", "target=2000", "kernel_bytes_per_conn=0",
+                       f"machine_cpu_connect_pct={100 * ncpu}", "outside_cpu_pct=100",
+                       "t_accept_s=0.0", "listen_drops=0")
+        self.assertEqual((r["status"], r["flags"]), ("ok", ""))
+
+    def test_get(self):
+        self.write("status=ok", "accepted=2000", "note=line one", client={"heartbeat": {"pongs": 4}})
+        p = run(RECORD, "get", self.out, "status", "missing", "accepted", "client.heartbeat.pongs",
+                "client.heartbeat", "note")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split("\n"),
+                         ["ok", "", "2000", "4", '{"pongs": 4}', "line one", ""])
+
+    def test_usage_and_unreadable_file(self):
+        self.assertEqual(run(RECORD).returncode, 2)
+        self.assertEqual(run(RECORD, "bogus").returncode, 2)
+        self.assertEqual(run(RECORD, "write", self.out, "notapair").returncode, 2)
+        self.assertEqual(run(RECORD, "write", self.out, "--client").returncode, 2)
+        self.assertEqual(run(RECORD, "get", self.out).returncode, 2)
+        p = run(RECORD, "get", os.path.join(self.dir, "nope.json"), "status")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("cannot read", p.stderr)
+
+
+def sample(t0, t1, total, outside=0, top=(), ksoftirqd=0, init=0, steal=0, softirq=0):
+    return {"t0": t0, "t1": t1, "total": total, "outside": outside, "top": [list(x) for x in top],
+            "ksoftirqd": ksoftirqd, "init": init, "steal": steal, "softirq": softirq, "tree": 5}
+
+
+class DisturbSummaryTest(unittest.TestCase):
+    def summary(self, samples, *args):
+        with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as f:
+            for s in samples:
+                f.write(json.dumps(s) + "\n")
+            f.write('{"t0": 1, "t1"')     # a line cut by a kill is skipped
+        try:
+            p = run(DISTURB, "summary", f.name, *args)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return dict(line.split("=", 1) for line in p.stdout.splitlines())
+
+    def test_windows_prorated_and_judged(self):
+        # 2 CPUs at 100 Hz: 200 jiffies a second. Ramp 100-104 quiet (1% outside),
+        # hold 110-114 with a burner using half the machine.
+        quiet = [sample(100 + i, 101 + i, 200, 2, [("kworker/0:1[11]", 2)], init=1) for i in range(4)]
+        busy = [sample(110 + i, 111 + i, 200, 100, [("sh[4242]", 98), ("process_api[1]", 2)],
+                       ksoftirqd=6, init=2, steal=4, softirq=10) for i in range(4)]
+        r = self.summary(quiet + busy, "--ramp", "100", "104", "--hold", "110", "114", "--limit", "5")
+        self.assertEqual(r["outside_ramp_pct"], "1.0")
+        self.assertEqual(r["outside_hold_pct"], "50.0")
+        self.assertEqual(r["outside_cpu_pct"], "50.0")
+        self.assertEqual(r["outside_top"], "sh[4242]=49.0")
+        self.assertEqual(r["disturbed"], "1")
+        self.assertIn("50.0% during the hold", r["disturb_cause"])
+        self.assertNotIn("during the ramp", r["disturb_cause"])
+        self.assertIn("sh[4242]=49.0 process_api[1]=1.0", r["disturb_cause"])
+        # over ramp and hold together (100-114: the gap 104-110 has no samples)
+        self.assertEqual(r["ksoftirqd_pct"], "1.5")      # 24 of 1600 jiffies
+        self.assertEqual(r["steal_pct"], "1.0")
+        self.assertEqual(r["softirq_pct"], "2.5")
+        self.assertEqual(r["init_cpu_pct"], str(round(100 * 12 / 1600, 1)))
+
+        r = self.summary(quiet + busy, "--ramp", "100", "104", "--hold", "110", "114", "--limit", "50")
+        self.assertEqual(r["disturbed"], "0")
+        self.assertNotIn("disturb_cause", r)
+
+    def test_half_covered_interval_counts_half_and_short_window_widened(self):
+        s = [sample(0, 2, 400, 200, [("burn[9]", 200)]), sample(2, 4, 400, 0)]
+        # [1, 3]: half of each interval: 100 of 400 jiffies outside
+        r = self.summary(s, "--ramp", "1", "3", "--limit", "5")
+        self.assertEqual(r["outside_ramp_pct"], "25.0")
+        # a 0.1 s ramp is judged over its first 2 s
+        r = self.summary(s, "--ramp", "0", "0.1", "--limit", "5")
+        self.assertEqual(r["outside_ramp_pct"], "50.0")
+        self.assertNotIn("outside_hold_pct", r)
+
+    def test_no_sample_in_window_is_unknown_not_zero(self):
+        r = self.summary([sample(0, 1, 200, 100)], "--ramp", "50", "60", "--limit", "5")
+        self.assertEqual(r, {})
+
+    def test_usage(self):
+        self.assertEqual(run(DISTURB).returncode, 2)
+        self.assertEqual(run(DISTURB, "summary", "/nonexistent").returncode, 2)
+        self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "x").returncode, 2)
+        self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2").returncode, 1)
+        self.assertEqual(run(DISTURB, "sample", "--root", "0", "--out", "/dev/null").returncode, 2)
+        self.assertEqual(run(DISTURB, "sample", "--out").returncode, 2)
+
+
+class DisturbSamplerTest(unittest.TestCase):
+    def test_own_tree_inside_burner_outside(self):
+        """The sampler's root tree is not outside; a busy process outside is named."""
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "s.jsonl")
+            burner = subprocess.Popen([sys.executable, "-c",
+                                       "import time\nend = time.time() + 30\n"
+                                       "while time.time() < end: pass"])
+            try:
+                # root = this test process: the burner is its child, so inside
+                inside = subprocess.Popen([sys.executable, DISTURB, "sample", "--root", str(os.getpid()),
+                                           "--out", out, "--interval", "0.5"])
+                time.sleep(1.6)
+                inside.send_signal(signal.SIGUSR1)    # an extra sample at once
+                time.sleep(0.3)
+                inside.send_signal(signal.SIGTERM)
+                self.assertEqual(inside.wait(timeout=10), 0)
+                lines = jsonl(out)
+                self.assertGreaterEqual(len(lines), 4)
+                names = [n for x in lines for n, _ in x["top"]]
+                self.assertNotIn(f"python3[{burner.pid}]", names)
+                # root = an idle child: the burner is outside now, and named
+                idle = subprocess.Popen(["sleep", "30"])
+                try:
+                    os.unlink(out)
+                    outside = subprocess.Popen([sys.executable, DISTURB, "sample", "--root", str(idle.pid),
+                                                "--out", out, "--interval", "0.5"])
+                    time.sleep(1.6)
+                    outside.send_signal(signal.SIGTERM)
+                    self.assertEqual(outside.wait(timeout=10), 0)
+                finally:
+                    idle.kill()
+                    idle.wait()
+                lines = jsonl(out)
+                names = [n for x in lines for n, _ in x["top"]]
+                self.assertIn(f"python3[{burner.pid}]", names)
+                self.assertGreater(sum(x["outside"] for x in lines), 0)
+            finally:
+                burner.kill()
+                burner.wait()
+
+
+if __name__ == "__main__":
+    unittest.main()
