@@ -3,6 +3,7 @@
 #   make test       install test dependencies (apt, as root), build, run bats tests
 #   make test SANITIZE=1   the same suite against an ASan/UBSan build
 #   make bench      the benchmark harness (root, network namespaces)
+#   make fuzz       libFuzzer targets fuzz/fuzz_*.c (clang), FUZZ_SECONDS each
 SHELL := /bin/bash
 ifeq ($(origin CC),default)
 CC := gcc
@@ -18,7 +19,8 @@ OPT := -O1
 else
 BUILD ?= build
 SANFLAGS :=
-OPT := -O2
+# assert() checks invariants (the event loop's) only in the SANITIZE=1 build
+OPT := -O2 -DNDEBUG
 endif
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
@@ -32,12 +34,16 @@ SERVER_OBJ := $(patsubst c_server/server/%.c,$(BUILD)/server/%.o,$(SERVER_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
+# C unit tests: tests/c/NAME.c -> $(BUILD)/tests/NAME, linked with libc1m (run by tests/c_unit.bats)
+CTEST_SRC := $(wildcard tests/c/*.c)
+CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
+
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat
 
-.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean
+.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build
 all: build
 build: c pyext
-c: $(BINS)
+c: $(BINS) $(CTEST_BINS)
 
 $(BUILD)/lib/%.o: c_server/lib/%.c $(wildcard c_server/lib/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
@@ -53,7 +59,9 @@ $(BUILD)/c1m-stat: $(BUILD)/server/stat_main.o $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
-$(BUILD)/lib $(BUILD)/server $(BUILD)/client:
+$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) | $(BUILD)/tests
+	$(CC) $(CFLAGS) -Ic_server/lib $< $(BUILD)/libc1m.a $(LDFLAGS) -o $@
+$(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/tests:
 	mkdir -p $@
 
 # ---- the Python extension (pyext/), built for $(PYTHON) into $(BUILD)/pyext
@@ -88,6 +96,44 @@ plot:
 compare:
 	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
 	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
+
+# ---- fuzzing (clang + libFuzzer; `make build` never needs clang).
+# Every fuzz/fuzz_NAME.c is a libFuzzer target linked with the library sources,
+# built into $(BUILD)/fuzz/ with ASan+UBSan; fuzz/corpus/NAME/ is its seed
+# corpus (read-only: new inputs go to $(BUILD)/fuzz/corpus-NAME/). `make fuzz`
+# runs each target FUZZ_SECONDS (default: ~60 s for all of them together) and
+# fails on any crash, sanitizer report, leak or per-input timeout.
+FUZZ_CC ?= clang
+FUZZ_SRC := $(wildcard fuzz/fuzz_*.c)
+FUZZ_NAMES := $(patsubst fuzz/fuzz_%.c,%,$(FUZZ_SRC))
+FUZZ_BINS := $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
+FUZZ_SECONDS ?= $(shell expr 60 / $(if $(FUZZ_NAMES),$(words $(FUZZ_NAMES)),1))
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Wshadow -Ic_server/lib
+FUZZ_LIB_OBJ := $(patsubst c_server/lib/%.c,$(BUILD)/fuzz/lib/%.o,$(LIB_SRC))
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@set -e; for n in $(FUZZ_NAMES); do \
+		mkdir -p $(BUILD)/fuzz/corpus-$$n; seeds=; \
+		[ -d fuzz/corpus/$$n ] && seeds=fuzz/corpus/$$n; \
+		echo "fuzz: $$n for $(FUZZ_SECONDS) s"; \
+		$(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 \
+			-print_final_stats=1 -artifact_prefix=$(BUILD)/fuzz/crash-$$n- \
+			$(BUILD)/fuzz/corpus-$$n $$seeds > $(BUILD)/fuzz/$$n.log 2>&1 \
+			|| { tail -n 60 $(BUILD)/fuzz/$$n.log >&2; \
+			     echo "fuzz: $$n FAILED (log $(BUILD)/fuzz/$$n.log, input $(BUILD)/fuzz/crash-$$n-*)" >&2; exit 1; }; \
+		grep -E '^stat::number_of_executed_units' $(BUILD)/fuzz/$$n.log | sed "s/^/fuzz: $$n: /"; \
+	done; echo "fuzz: all targets passed"
+fuzz-deps:
+	@harness/install-deps.sh fuzz
+fuzz-build: $(FUZZ_LIB_OBJ) $(FUZZ_BINS)
+$(BUILD)/fuzz/lib/%.o: c_server/lib/%.c $(wildcard c_server/lib/*.h) | $(BUILD)/fuzz/lib
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+$(BUILD)/fuzz/fuzz_%: fuzz/fuzz_%.c $(FUZZ_LIB_OBJ) $(wildcard c_server/lib/*.h)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer $< $(FUZZ_LIB_OBJ) -o $@
+$(BUILD)/fuzz/lib:
+	mkdir -p $@
 
 clean:
 	rm -rf build build-san pyext/build

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-deps.sh {build|test|bench}: install the Debian packages a target
+# install-deps.sh {build|test|bench|fuzz}: install the Debian packages a target
 # needs, only those missing. Needs root (apt-get) when something is missing.
 set -euo pipefail
 what=${1:-test}
@@ -8,7 +8,11 @@ case "$what" in
     build) ;;
     test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop gnuplot-nox) ;;
     bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop) ;;
-    *) echo "usage: install-deps.sh build|test|bench" >&2; exit 2 ;;
+    # make fuzz: clang and the compiler-rt of the same LLVM version (the
+    # unversioned libclang-rt-dev follows clang), which holds libFuzzer for
+    # -fsanitize=fuzzer; clang only recommends it.
+    fuzz) pkgs+=(clang libclang-rt-dev) ;;
+    *) echo "usage: install-deps.sh build|test|bench|fuzz" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -118,6 +118,84 @@ teardown() {
     wait_for 5 stat_is "$STATS" open 0
 }
 
+# A peer that sends 10,000 pings in one go, half-closes (shutdown SHUT_WR) and
+# reads only afterwards, through a 4 KiB receive buffer: most replies are still
+# queued in the server when it sees the EOF.
+HALFCLOSE_PEER='
+import socket, sys, time
+port, mode = int(sys.argv[1]), sys.argv[2]
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", port))
+s.settimeout(10)
+s.sendall(b"ping\n" * 10000)
+s.shutdown(socket.SHUT_WR)
+if mode == "read":
+    time.sleep(0.3)        # let the server see the EOF with replies queued
+    got = b""
+    while True:            # bounded: recv raises socket.timeout after 10 s
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        got += chunk
+    print(got.count(b"pong\n"), len(got))
+else:                      # "reset": wait for the go-file, then close with RST
+    deadline = time.monotonic() + 30
+    while not __import__("os").path.exists(sys.argv[3]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\1\0\0\0\0\0\0\0")
+    s.close()
+'
+
+@test "a peer that half-closes gets every queued pong, and pongs counts what was sent" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1 --max-pending 1000000
+    run in_ns "$PYTHON" -c "$HALFCLOSE_PEER" "$PORT" read
+    assert_success
+    assert_output "10000 50000"
+    wait_for 5 stat_is "$STATS" open 0
+    [ "$("$STAT" --get pongs "$STATS")" = 10000 ]
+    [ "$("$STAT" --get slow "$STATS")" = 0 ]
+}
+
+@test "a half-closed peer that does not read is held until it resets; unsent pongs are not counted" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1 --max-pending 1000000
+    go=$BATS_TEST_TMPDIR/go
+    (exec ip netns exec "$TEST_NS" "$PYTHON" -c "$HALFCLOSE_PEER" "$PORT" reset "$go") &
+    CLIENT_PID=$!
+    wait_for 10 stat_is "$STATS" lines 10000
+    sleep 0.5   # the EOF right behind the last line has been read by now
+    [ "$("$STAT" --get open "$STATS")" = 1 ]      # still delivering
+    [ "$("$STAT" --get pongs "$STATS")" -lt 10000 ]  # the socket took only part
+    touch "$go"
+    wait "$CLIENT_PID"
+    CLIENT_PID=
+    wait_for 5 stat_is "$STATS" open 0
+    [ "$("$STAT" --get pongs "$STATS")" -lt 10000 ]
+    [ "$("$STAT" --get slow "$STATS")" = 0 ]
+}
+
+@test "ping then an oversized line in one write: the pong is sent before the close, and counted once" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
+    run in_ns "$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)
+s.sendall(b"ping\n" + b"a" * 1025 + b"\n")
+got = b""
+while True:            # bounded: recv raises socket.timeout after 5 s
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    got += chunk
+print(got.decode().strip() or "nothing", "then closed")
+' "$PORT"
+    assert_success
+    assert_output "pong then closed"
+    wait_for 5 stat_is "$STATS" oversized 1
+    wait_for 5 stat_is "$STATS" open 0
+    [ "$("$STAT" --get pongs "$STATS")" = 1 ]
+    [ "$("$STAT" --get lines "$STATS")" = 1 ]
+}
+
 @test "a client killed with SIGKILL leaves the server at 0 open within 5 s" {
     start_server "$STATS" "$SERVER" --port "$PORT" --workers 2
     (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 1500 --port "$PORT" --hold 60 --quiet > /dev/null 2>&1) &

@@ -1,6 +1,10 @@
-/* loop.c - see loop.h. Modelled on redis ae.c/ae_epoll.c and picoev. */
+/* loop.c - see loop.h. Modelled on redis ae.c/ae_epoll.c and picoev.
+ *
+ * Invariants are checked with assert() (libuv uv__io_poll style): the normal
+ * build is -DNDEBUG, the SANITIZE=1 build keeps them. */
 #include "loop.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -49,6 +53,9 @@ struct c1m_loop {
     int sig_handler;
     sigset_t sigmask;
     struct sig_entry sigs[MAX_SIGNALS];
+    /* The batch being dispatched: events[next..nevents) are still to run.
+     * nevents is 0 outside c1m_loop_run_once's dispatch. */
+    int next, nevents;
     struct epoll_event events[EVENT_BATCH];
 };
 
@@ -160,6 +167,7 @@ int c1m_loop_add(c1m_loop *l, int fd, uint32_t events, int handler)
     l->slots[fd].events = events;
     l->slots[fd].handler = handler;
     l->nwatched++;
+    assert(l->nwatched <= l->max_fds);
     return 0;
 }
 
@@ -180,6 +188,17 @@ int c1m_loop_mod(c1m_loop *l, int fd, uint32_t events)
     return 0;
 }
 
+/* fd stops being watched while a batch is dispatched: drop its events still
+ * waiting in the batch (libuv uv__platform_invalidate_fd). The caller is about
+ * to close fd, and a callback later in the batch may accept a connection that
+ * reuses the number: that new fd must not receive the old one's events. */
+static void invalidate_pending(c1m_loop *l, int fd)
+{
+    for (int i = l->next; i < l->nevents; i++)
+        if (l->events[i].data.fd == fd)
+            l->events[i].data.fd = -1;
+}
+
 int c1m_loop_del(c1m_loop *l, int fd)
 {
     if (!fd_ok(l, fd))
@@ -188,8 +207,10 @@ int c1m_loop_del(c1m_loop *l, int fd)
         errno = ENOENT;
         return -1;
     }
+    assert(l->nwatched > 0);
     l->slots[fd].events = 0;
     l->nwatched--;
+    invalidate_pending(l, fd);
     /* If fd was already closed the kernel dropped it from the set: not an error. */
     if (epoll_ctl(l->epfd, EPOLL_CTL_DEL, fd, NULL) < 0 && errno != EBADF && errno != ENOENT)
         return -1;
@@ -238,6 +259,7 @@ static void heap_down(struct timer *h, int n, int i)
 
 static void heap_remove(c1m_loop *l, int i)
 {
+    assert(i >= 0 && i < l->ntimers);
     l->ntimers--;
     if (i == l->ntimers)
         return;
@@ -262,6 +284,7 @@ uint64_t c1m_loop_timer(c1m_loop *l, double ms, c1m_timer_fn *fn, void *ud)
         l->heap = h;
         l->cap_timers = cap;
     }
+    assert(l->ntimers < l->cap_timers);
     struct timer *t = &l->heap[l->ntimers];
     t->deadline_ns = c1m_now_ns() + (uint64_t)(ms * 1e6);
     t->id = l->next_timer_id++;
@@ -371,6 +394,9 @@ int c1m_loop_signal(c1m_loop *l, int signo, c1m_signal_fn *fn, void *ud)
 
 int c1m_loop_run_once(c1m_loop *l, int timeout_ms)
 {
+    assert(timeout_ms >= -1);
+    assert(l->nevents == 0); /* not re-entered from a callback */
+    assert(l->nwatched >= 0 && l->nwatched <= l->max_fds);
     int n = epoll_wait(l->epfd, l->events, EVENT_BATCH, next_timeout_ms(l, timeout_ms));
     if (n < 0) {
         if (errno == EINTR)
@@ -378,20 +404,30 @@ int c1m_loop_run_once(c1m_loop *l, int timeout_ms)
         else
             return -1;
     }
-    for (int i = 0; i < n && !l->stop; i++) {
-        int fd = l->events[i].data.fd;
-        /* An earlier callback in this batch may have closed fd (and maybe a new
-         * connection reused the number): dispatch only what is still watched,
-         * and only the events it still asks for (plus errors). */
-        uint32_t want = l->slots[fd].events;
-        if (!want)
+    assert(n <= EVENT_BATCH);
+    l->nevents = n;
+    for (l->next = 0; l->next < n && !l->stop;) {
+        const struct epoll_event *e = &l->events[l->next++];
+        int fd = e->data.fd;
+        /* -1: an earlier callback of this batch stopped watching fd (see
+         * invalidate_pending), so the event belongs to a closed file. */
+        if (fd < 0)
             continue;
-        uint32_t ev = l->events[i].events & (want | EPOLLHUP | EPOLLERR);
+        assert(fd < l->max_fds);
+        /* Dispatch only the events fd still asks for (plus errors): an
+         * earlier callback may have changed its mask. */
+        uint32_t want = l->slots[fd].events;
+        if (!want) /* only if a caller broke the del-before-close rule */
+            continue;
+        uint32_t ev = e->events & (want | EPOLLHUP | EPOLLERR);
         if (!ev)
             continue;
-        struct handler *h = &l->handlers[l->slots[fd].handler];
+        int hid = l->slots[fd].handler;
+        assert(hid >= 0 && hid < l->nhandlers && l->handlers[hid].fn);
+        struct handler *h = &l->handlers[hid];
         h->fn(l, fd, ev, h->ud);
     }
+    l->next = l->nevents = 0;
     run_timers(l);
     return n;
 }

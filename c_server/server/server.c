@@ -4,6 +4,12 @@
  * by fd (plus the loop's 8-byte slot): no allocation per connection or event.
  * Replies are always "pong\n", so pending output is a count of pongs, written
  * from one shared buffer of repeated pongs; no per-connection output buffer.
+ *
+ * Replies are counted (`pongs`) when handed to the kernel, not when queued.
+ * A peer that half-closes (EOF) still gets every queued reply: the connection
+ * stops reading and stays open until the replies are sent, the peer resets or
+ * the slow cutoff fires. A line over 1 KiB closes the connection after a
+ * best-effort (non-blocking) write of the replies to the lines before it.
  */
 #include "server.h"
 
@@ -24,7 +30,10 @@
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
 #define PUBLISH_MS 50.0
 
-enum { CONN_OPEN = 1, CONN_WANT_OUT = 2 };
+enum {
+    CONN_OPEN = 1,
+    CONN_EOF = 2, /* the peer half-closed: only sending what is queued remains */
+};
 
 struct conn {                   /* 12 bytes, fd-indexed */
     struct c1m_line_state line; /* 6 */
@@ -88,9 +97,10 @@ static size_t pending_bytes(const struct conn *c)
     return (size_t)c->out_pongs * C1M_PONG_LEN - c->out_off;
 }
 
-/* Send pending pongs until done or EAGAIN. Returns -1 if the connection was
- * closed (error or slow peer). */
-static int conn_flush(struct worker *w, int fd)
+/* Send pending pongs until done or EAGAIN, counting each pong once its last
+ * byte is handed to the kernel. Returns -1 on a send error (EPIPE,
+ * ECONNRESET...; the caller closes), else 0. */
+static int conn_send(struct worker *w, int fd)
 {
     struct conn *c = &w->conns[fd];
     while (c->out_pongs) {
@@ -101,27 +111,43 @@ static int conn_flush(struct worker *w, int fd)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN)
-                break;
-            conn_close(w, fd); /* EPIPE, ECONNRESET... */
+                return 0;
             return -1;
         }
         size_t done = (size_t)n + c->out_off;
-        c->out_pongs -= (uint32_t)(done / C1M_PONG_LEN);
+        uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
+        c->out_pongs -= sent;
         c->out_off = (uint8_t)(done % C1M_PONG_LEN);
+        w->c.pongs += sent;
+        w->dirty = 1;
+    }
+    return 0;
+}
+
+/* Send what is pending, then apply the slow cutoff, finish a half-closed
+ * connection whose replies are all sent, and watch EPOLLOUT only while output
+ * waits. Returns -1 if the connection was closed. */
+static int conn_flush(struct worker *w, int fd)
+{
+    struct conn *c = &w->conns[fd];
+    if (conn_send(w, fd) < 0) {
+        conn_close(w, fd);
+        return -1;
     }
     if (c->out_pongs && pending_bytes(c) > (size_t)w->cfg->max_pending) {
         w->c.slow++;
         conn_close(w, fd);
         return -1;
     }
-    int want_out = c->out_pongs != 0;
-    if (want_out != !!(c->flags & CONN_WANT_OUT)) {
-        uint32_t ev = EPOLLIN | EPOLLRDHUP | (want_out ? EPOLLOUT : 0);
-        if (c1m_loop_mod(w->loop, fd, ev) < 0) {
-            conn_close(w, fd);
-            return -1;
-        }
-        c->flags ^= CONN_WANT_OUT;
+    if ((c->flags & CONN_EOF) && !c->out_pongs) {
+        conn_close(w, fd); /* everything queued was delivered */
+        return -1;
+    }
+    uint32_t ev = c->flags & CONN_EOF ? EPOLLOUT
+                                      : EPOLLIN | EPOLLRDHUP | (c->out_pongs ? EPOLLOUT : 0);
+    if (c1m_loop_mod(w->loop, fd, ev) < 0) { /* no-op when the mask is unchanged */
+        conn_close(w, fd);
+        return -1;
     }
     return 0;
 }
@@ -138,26 +164,32 @@ static void conn_read(struct worker *w, int fd)
             conn_close(w, fd); /* ECONNRESET, ETIMEDOUT... */
         return;
     }
-    if (n == 0) { /* orderly EOF: the peer is done */
-        conn_close(w, fd);
+    if (n == 0) { /* orderly EOF: the peer sends no more */
+        if (!c->out_pongs) {
+            conn_close(w, fd);
+            return;
+        }
+        c->flags |= CONN_EOF; /* deliver the queued replies first */
+        conn_flush(w, fd);
         return;
     }
     struct c1m_line_result r = {0, 0};
     int rc = c1m_line_feed(&c->line, w->rbuf, (size_t)n, &r);
     w->c.lines += r.lines;
-    w->c.pongs += r.pings;
     w->dirty = 1;
+    /* saturate rather than wrap; the slow check closes long before */
+    uint64_t p = (uint64_t)c->out_pongs + r.pings;
+    c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
     if (rc < 0) {
+        /* Replies to the complete lines before the oversized one: write what
+         * the socket takes now (never wait), then close. */
+        conn_send(w, fd);
         w->c.oversized++;
         conn_close(w, fd);
         return;
     }
-    if (r.pings) {
-        /* saturate rather than wrap; the slow check closes long before */
-        uint64_t p = (uint64_t)c->out_pongs + r.pings;
-        c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
+    if (r.pings)
         conn_flush(w, fd);
-    }
 }
 
 static void on_conn_io(c1m_loop *loop, int fd, uint32_t events, void *ud)
@@ -168,9 +200,13 @@ static void on_conn_io(c1m_loop *loop, int fd, uint32_t events, void *ud)
         conn_close(w, fd);
         return;
     }
-    if (events & EPOLLOUT) {
-        if (conn_flush(w, fd) < 0)
-            return;
+    if ((events & EPOLLOUT) && conn_flush(w, fd) < 0)
+        return;
+    if (w->conns[fd].flags & CONN_EOF) {
+        /* draining after the peer's EOF: HUP means it is gone altogether */
+        if (events & EPOLLHUP)
+            conn_close(w, fd);
+        return;
     }
     if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
         conn_read(w, fd); /* reads data, then 0 (EOF) or an error */
