@@ -10,15 +10,21 @@
  * extension's `conns[fd]`. Everything else (output buffers, pending
  * connection_lost calls) is allocated only while it is needed.
  *
- * GIL: run_forever() releases the GIL around c1m_loop_run_once() and the first
- * C callback of an iteration that needs Python takes it back (c1m_gil()), so
- * other threads run while the loop waits in epoll_wait().
+ * GIL: run_forever() releases the GIL only while the C loop blocks in
+ * epoll_wait() (c1m_loop_set_wait_hooks, like select.epoll.poll's
+ * Py_BEGIN_ALLOW_THREADS), so every C callback runs with the GIL held by
+ * construction; C1M_ASSERT_GIL() checks it where NDEBUG is not defined (the
+ * sanitizer build).
+ *
+ * Ownership rule: own a reference to anything used after calling Python code
+ * (user code can drop the last reference to a handle, a server, a dict item).
  */
 #ifndef C1M_EXT_H
 #define C1M_EXT_H
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <assert.h>
 #include <signal.h>
 #include <stdint.h>
 
@@ -72,7 +78,10 @@ typedef struct C1mLoop {
     c1m_ready_item *ready;
     Py_ssize_t nready, ready_cap;
     PyObject *exc_type, *exc_value, *exc_tb; /* KeyboardInterrupt/SystemExit to re-raise */
-    PyThreadState *saved;          /* set while the GIL is released in run_forever */
+    PyThreadState *saved;          /* set while the GIL is released (epoll_wait only) */
+    struct C1mServer *held_server; /* strong ref: the server whose listener is
+                                      dispatching (see on_accept), dropped after
+                                      the iteration */
     unsigned long thread_id;       /* thread running run_forever */
     int running, stopping, closed;
     int conns_dropped;             /* a connection closed since the listeners were told */
@@ -131,15 +140,8 @@ typedef struct C1mServer {
     struct c1m_listener l;
 } C1mServer;
 
-/* Take the GIL back if run_forever released it for this iteration. */
-static inline void c1m_gil(C1mLoop *lp)
-{
-    if (lp->saved) {
-        PyThreadState *ts = lp->saved;
-        lp->saved = NULL;
-        PyEval_RestoreThread(ts);
-    }
-}
+/* At the entry of every C callback that touches Python (see GIL above). */
+#define C1M_ASSERT_GIL() assert(PyGILState_Check())
 
 /* A raw PyCFunction cast without -Wcast-function-type noise. */
 #define C1M_METH(f) ((PyCFunction)(void (*)(void))(f))
@@ -181,7 +183,11 @@ void c1m_server_call_state(C1mLoop *lp, C1mServer *s, PyObject *paused);
 extern PyType_Spec c1m_handle_spec;
 C1mHandle *c1m_handle_new(C1mLoop *lp, int kind, PyObject *callback, PyObject *const *args,
                           Py_ssize_t nargs);
-int c1m_handle_schedule(C1mHandle *h, double delay);    /* call_later: 0 or -1 */
+/* Longest wait of a timer (~31 years): a longer delay, +inf included, waits
+ * this long (asyncio never runs it) */
+#define C1M_MAX_DELAY 1e9
+/* call_later: delay is any number but NaN (< 0: next iteration); 0 or -1 */
+int c1m_handle_schedule(C1mHandle *h, double delay);
 void c1m_handle_run(C1mLoop *lp, C1mHandle *h);
 void c1m_handle_unlink(C1mHandle *h);                   /* drop from lp->timers */
 

@@ -4,7 +4,8 @@
  * it can run the ready queue (call_soon callbacks, deferred connection_lost
  * calls, listener state callbacks), pick up call_soon_threadsafe work and
  * Python-level signals, and stop with a KeyboardInterrupt/SystemExit raised
- * by a callback. The GIL is released while the C loop waits.
+ * by a callback. The GIL is released only while the C loop blocks in
+ * epoll_wait (wait hooks below): every callback runs with it held.
  */
 #include "c1m_ext.h"
 
@@ -62,10 +63,13 @@ int c1m_ready_push(C1mLoop *lp, PyObject *obj, PyObject *exc)
  * iteration, like asyncio's _ready. Stops early on a stashed fatal error. */
 static void run_ready(C1mLoop *lp)
 {
+    C1M_ASSERT_GIL();
+    assert(lp->nready >= 0 && lp->nready <= lp->ready_cap);
     Py_ssize_t n = lp->nready, i;
     for (i = 0; i < n && !lp->exc_type && lp->ready; i++) {
         PyObject *obj = lp->ready[i].obj, *exc = lp->ready[i].exc;
         lp->ready[i].obj = lp->ready[i].exc = NULL;
+        assert(obj);
         if (Py_IS_TYPE(obj, lp->st->TransportType))
             c1m_transport_call_lost((C1mTransport *)obj, exc);
         else if (Py_IS_TYPE(obj, lp->st->HandleType))
@@ -77,6 +81,7 @@ static void run_ready(C1mLoop *lp)
     }
     if (!lp->ready)   /* torn down meanwhile (cannot happen while running) */
         return;
+    assert(i <= n && n <= lp->nready);   /* items only get appended meanwhile */
     memmove(lp->ready, lp->ready + i, (size_t)(lp->nready - i) * sizeof *lp->ready);
     lp->nready -= i;
 }
@@ -95,44 +100,60 @@ static void write_obj(PyObject *file, PyObject *o, int flags)
         PyErr_Clear();
 }
 
-/* asyncio's default_exception_handler, printed to sys.stderr */
-static void default_handler(C1mLoop *lp, PyObject *context)
+/* key is the str name (compares the characters: no user code runs) */
+static int is_key(PyObject *key, const char *name)
+{
+    return PyUnicode_Check(key) && PyUnicode_CompareWithASCIIString(key, name) == 0;
+}
+
+/* asyncio's default_exception_handler, printed to sys.stderr. The str/repr
+ * and write calls run user code that may change the context dict, so the
+ * walk is over a snapshot of its items (a list of owned pairs), like
+ * CPython's dict_repr owning each key and value while it formats them. */
+static void default_handler(PyObject *context)
 {
     PyObject *file = PySys_GetObject("stderr"); /* borrowed */
     if (!file || file == Py_None)
         return;
     Py_INCREF(file);
-    PyObject *msg = PyDict_Check(context) ? PyDict_GetItemWithError(context, lp->st->s_message)
-                                          : NULL;
+    PyObject *items = PyDict_Check(context) ? PyDict_Items(context) : NULL;
+    if (!items)
+        PyErr_Clear();
+    PyObject *msg = NULL, *exc = NULL;   /* owned */
+    Py_ssize_t n = items ? PyList_GET_SIZE(items) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);
+        PyObject *key = PyTuple_GET_ITEM(kv, 0), *value = PyTuple_GET_ITEM(kv, 1);
+        if (is_key(key, "message"))
+            Py_XSETREF(msg, Py_NewRef(value));
+        else if (is_key(key, "exception"))
+            Py_XSETREF(exc, Py_NewRef(value));
+    }
     write_str(file, "c1m: ");
     if (msg)
         write_obj(file, msg, Py_PRINT_RAW);
     else
         write_str(file, "Unhandled exception in event loop");
     write_str(file, "\n");
-    PyObject *exc = NULL;
-    if (PyDict_Check(context)) {
-        PyObject *key, *value;
-        Py_ssize_t pos = 0;
-        while (PyDict_Next(context, &pos, &key, &value)) {
-            if (key == lp->st->s_message)
-                continue;
-            if (key == lp->st->s_exception) {
-                exc = value;
-                continue;
-            }
-            write_obj(file, key, Py_PRINT_RAW);
-            write_str(file, ": ");
-            write_obj(file, value, 0);
-            write_str(file, "\n");
-        }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *kv = PyList_GET_ITEM(items, i);   /* the list owns kv, kv its items */
+        PyObject *key = PyTuple_GET_ITEM(kv, 0), *value = PyTuple_GET_ITEM(kv, 1);
+        if (is_key(key, "message") || is_key(key, "exception"))
+            continue;
+        write_obj(file, key, Py_PRINT_RAW);
+        write_str(file, ": ");
+        write_obj(file, value, 0);
+        write_str(file, "\n");
     }
+    Py_XDECREF(items);
+    Py_XDECREF(msg);
     PyErr_Clear();
     if (exc && PyExceptionInstance_Check(exc)) {
         PyObject *tb = PyException_GetTraceback(exc);
         PyErr_Display((PyObject *)Py_TYPE(exc), exc, tb);
         Py_XDECREF(tb);
     }
+    Py_XDECREF(exc);
     PyObject *r = PyObject_CallMethod(file, "flush", NULL);
     if (r)
         Py_DECREF(r);
@@ -146,7 +167,7 @@ static void default_handler(C1mLoop *lp, PyObject *context)
 static int call_handler(C1mLoop *lp, PyObject *context)
 {
     if (!lp->exc_handler) {
-        default_handler(lp, context);
+        default_handler(context);
         return 0;
     }
     PyObject *handler = Py_NewRef(lp->exc_handler);
@@ -171,12 +192,12 @@ static int call_handler(C1mLoop *lp, PyObject *context)
     Py_XDECREF(value);
     Py_XDECREF(tb);
     if (ctx) {
-        default_handler(lp, ctx);
+        default_handler(ctx);
         Py_DECREF(ctx);
     } else {
         PyErr_Clear();
     }
-    default_handler(lp, context);
+    default_handler(context);
     return 0;
 }
 
@@ -261,11 +282,36 @@ static void wake(C1mLoop *lp)
             ;
 }
 
+/* The wait hooks: the GIL is released while the C loop blocks in epoll_wait
+ * and nowhere else, so other threads run while the loop waits (and can call
+ * call_soon_threadsafe / stop, which wake it through the eventfd). */
+static void release_gil(c1m_loop *cl, int timeout_ms, void *ud)
+{
+    (void)cl;
+    (void)timeout_ms;
+    C1mLoop *lp = ud;
+    C1M_ASSERT_GIL();
+    assert(lp->running && !lp->saved);
+    lp->saved = PyEval_SaveThread();
+}
+
+static void take_gil(c1m_loop *cl, int timeout_ms, void *ud)
+{
+    (void)cl;
+    (void)timeout_ms;
+    C1mLoop *lp = ud;
+    assert(lp->saved);
+    PyThreadState *ts = lp->saved;
+    lp->saved = NULL;
+    PyEval_RestoreThread(ts);
+}
+
 static void on_signal(c1m_loop *cl, int signo, void *ud)
 {
     (void)cl;
     C1mLoop *lp = ud;
-    c1m_gil(lp);
+    C1M_ASSERT_GIL();
+    assert(lp->cl == cl);
     if (signo <= 0 || signo >= NSIG || !lp->sig[signo])
         return;
     PyObject *h = Py_NewRef(lp->sig[signo]);
@@ -334,10 +380,11 @@ static PyObject *loop_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyErr_SetFromErrno(PyExc_OSError);
         goto fail;
     }
+    c1m_loop_set_wait_hooks(lp->cl, release_gil, take_gil, lp);
     lp->conn_handler = c1m_loop_handler(lp->cl, on_conn_io, lp);
     int wake_handler = c1m_loop_handler(lp->cl, on_wake, lp);
     if (lp->conn_handler < 0 || wake_handler < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "c1m loop handler table full");
+        PyErr_SetFromErrno(PyExc_OSError);
         goto fail;
     }
     lp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -359,7 +406,9 @@ fail:
  * loop is marked closed so they see RuntimeError / closed transports). */
 static void loop_teardown(C1mLoop *lp)
 {
+    assert(!lp->running);
     lp->closed = 1;
+    Py_CLEAR(lp->held_server);
     c1m_loop *cl = lp->cl;
     if (lp->servers) {
         PyObject *servers = lp->servers;
@@ -427,6 +476,7 @@ static int loop_traverse(C1mLoop *lp, visitproc visit, void *arg)
 {
     Py_VISIT(Py_TYPE(lp));
     Py_VISIT(lp->servers);
+    Py_VISIT(lp->held_server);
     Py_VISIT(lp->ts_list);
     Py_VISIT(lp->exc_handler);
     Py_VISIT(lp->exc_type);
@@ -446,10 +496,13 @@ static int loop_traverse(C1mLoop *lp, visitproc visit, void *arg)
     return 0;
 }
 
+/* Only drops references (the GC may still reach the loop afterwards): the
+ * servers, connections, timers and signal handles of a loop in a garbage
+ * cycle are cleared through their own tp_clear; closing sockets and freeing
+ * the C loop is close()'s and dealloc's job (loop_teardown). */
 static int loop_clear(C1mLoop *lp)
 {
-    if (!lp->running)
-        loop_teardown(lp);
+    Py_CLEAR(lp->held_server);
     Py_CLEAR(lp->exc_handler);
     Py_CLEAR(lp->exc_type);
     Py_CLEAR(lp->exc_value);
@@ -461,7 +514,9 @@ static void loop_dealloc(C1mLoop *lp)
 {
     PyTypeObject *tp = Py_TYPE(lp);
     PyObject_GC_UnTrack(lp);
-    lp->running = 0;
+    assert(!lp->running);   /* run_forever owns a reference */
+    if (!lp->closed)
+        loop_teardown(lp);
     (void)loop_clear(lp);
     tp->tp_free(lp);
     Py_DECREF(tp);
@@ -508,12 +563,10 @@ static PyObject *loop_run_forever(C1mLoop *lp, PyObject *unused)
                        (lp->ts_list && PyList_GET_SIZE(lp->ts_list)))
                           ? 0
                           : -1;
-        lp->saved = PyEval_SaveThread();
-        int n = c1m_loop_run_once(lp->cl, timeout);
-        int err = errno;
-        c1m_gil(lp);
+        int n = c1m_loop_run_once(lp->cl, timeout);   /* GIL: see release_gil */
+        C1M_ASSERT_GIL();
+        assert(!lp->saved);
         if (n < 0) {
-            errno = err;
             PyErr_SetFromErrno(PyExc_OSError);
             failed = 1;
             break;
@@ -530,9 +583,12 @@ static PyObject *loop_run_forever(C1mLoop *lp, PyObject *unused)
             run_ready(lp);
         if (lp->conns_dropped && !lp->exc_type)
             c1m_conns_changed(lp);
+        /* no listener callback is running any more */
+        Py_CLEAR(lp->held_server);
         if (lp->exc_type || lp->stopping)
             break;
     }
+    Py_CLEAR(lp->held_server);
     lp->running = 0;
     lp->stopping = 0;
     if (lp->exc_type) {
@@ -595,13 +651,20 @@ static PyObject *loop_time(C1mLoop *lp, PyObject *unused)
 
 /* ---- scheduling --------------------------------------------------------- */
 
-static int get_delay(PyObject *o, const char *what, double *out)
+/* A real number (TypeError otherwise), any but NaN: as in asyncio a delay
+ * <= 0 (-inf too) runs on the next iteration and +inf never; asyncio accepts
+ * NaN and then orders its timers arbitrarily, here it is a ValueError. */
+static int get_time(PyObject *o, const char *what, double *out)
 {
+    if (o == Py_None) {
+        PyErr_Format(PyExc_TypeError, "%s must not be None", what);
+        return -1;
+    }
     double d = PyFloat_AsDouble(o);
     if (d == -1.0 && PyErr_Occurred())
         return -1;
-    if (!isfinite(d) || d < 0) {
-        PyErr_Format(PyExc_ValueError, "%s must be a finite number >= 0, got %R", what, o);
+    if (isnan(d)) {
+        PyErr_Format(PyExc_ValueError, "%s must not be NaN", what);
         return -1;
     }
     *out = d;
@@ -628,7 +691,7 @@ static PyObject *loop_call_later(C1mLoop *lp, PyObject *const *args, Py_ssize_t 
         return NULL;
     }
     double delay;
-    if (c1m_loop_check(lp) < 0 || get_delay(args[0], "delay", &delay) < 0)
+    if (c1m_loop_check(lp) < 0 || get_time(args[0], "delay", &delay) < 0)
         return NULL;
     return schedule(lp, delay, args + 1, nargs - 1);
 }
@@ -639,17 +702,11 @@ static PyObject *loop_call_at(C1mLoop *lp, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "call_at(when, callback, *args)");
         return NULL;
     }
-    if (c1m_loop_check(lp) < 0)
+    double when;
+    if (c1m_loop_check(lp) < 0 || get_time(args[0], "when", &when) < 0)
         return NULL;
-    double when = PyFloat_AsDouble(args[0]);
-    if (when == -1.0 && PyErr_Occurred())
-        return NULL;
-    if (!isfinite(when)) {
-        PyErr_SetString(PyExc_ValueError, "when must be finite");
-        return NULL;
-    }
-    double delay = when - (double)c1m_now_ns() / 1e9;
-    return schedule(lp, delay > 0 ? delay : 0, args + 1, nargs - 1);
+    /* (inf - now is inf, -inf - now is -inf: never NaN) */
+    return schedule(lp, when - (double)c1m_now_ns() / 1e9, args + 1, nargs - 1);
 }
 
 static PyObject *loop_call_soon(C1mLoop *lp, PyObject *const *args, Py_ssize_t nargs)
@@ -838,11 +895,12 @@ static PyObject *loop_get_exception_handler(C1mLoop *lp, PyObject *unused)
 
 static PyObject *loop_default_exception_handler(C1mLoop *lp, PyObject *context)
 {
+    (void)lp;
     if (!PyDict_Check(context)) {
         PyErr_SetString(PyExc_TypeError, "context must be a dict");
         return NULL;
     }
-    default_handler(lp, context);
+    default_handler(context);
     Py_RETURN_NONE;
 }
 

@@ -11,9 +11,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-/* the "too many servers" message in c1m_server_create() quotes these numbers */
-_Static_assert(C1M_MAX_HANDLERS == 16, "update the too-many-servers message");
-
+/* The listener's accept callback (inside c1m_listener's on_listen_io, which
+ * goes on reading s->l after this returns). The protocol factory and
+ * connection_made may drop the last reference to s (close() it, forget it):
+ * the loop owns a reference to the dispatching server, lp->held_server,
+ * until the iteration is over. One slot is enough: listener callbacks do not
+ * nest, so when another server's accept starts, the previous one is done. */
 static int on_accept(void *ud, int fd)
 {
     C1mServer *s = ud;
@@ -22,7 +25,10 @@ static int on_accept(void *ud, int fd)
         (void)close(fd);
         return -1;
     }
-    c1m_gil(lp);
+    C1M_ASSERT_GIL();
+    assert(lp->running && lp->cl && s->l.fd >= 0);
+    if (lp->held_server != s)
+        Py_XSETREF(lp->held_server, (C1mServer *)Py_NewRef(s));
     if (fd >= lp->max_fds) {   /* RLIMIT_NOFILE was raised after Loop() */
         (void)close(fd);
         return 0;
@@ -39,7 +45,6 @@ static int on_accept(void *ud, int fd)
                          NULL);
         return -1;
     }
-    Py_INCREF(s);
     PyObject *factory = Py_NewRef(s->factory);
     PyObject *protocol = PyObject_CallNoArgs(factory);
     Py_DECREF(factory);
@@ -62,7 +67,6 @@ static int on_accept(void *ud, int fd)
         c1m_transport_start(t);   /* watch it, unless closed or paused meanwhile */
     }
     Py_DECREF(t);
-    Py_DECREF(s);
     return lp->exc_type ? -1 : 0;
 }
 
@@ -72,7 +76,7 @@ static void on_state(void *ud, int paused)
     C1mLoop *lp = s->loop;
     if (!lp || lp->closed)
         return;
-    c1m_gil(lp);
+    C1M_ASSERT_GIL();
     /* run it from the loop, never re-entrantly (this may be inside close()) */
     if (c1m_ready_push(lp, Py_NewRef(s), paused ? Py_True : Py_False) < 0) {
         Py_DECREF(s);
@@ -126,20 +130,7 @@ PyObject *c1m_server_create(C1mLoop *lp, PyObject *factory, const char *host, in
     if (c1m_listener_open(&s->l, lp->cl, host, port, backlog, reuse_port, max_conns,
                           &lp->nconns, on_accept, on_state, s) < 0) {
         s->loop = NULL;
-        if (errno == ENOSPC && s->l.handler < 0) {
-            /* c1m_loop_handler(): each open listener holds one of the C loop's
-             * handler slots until close(); the Loop uses two (connections,
-             * wake-up eventfd), three once a signal handler was added */
-            PyObject *v = Py_BuildValue(
-                "(is)", ENOSPC,
-                "too many servers open on this loop (the C loop has 16 handler slots: "
-                "at most 14 servers at once, 13 with signal handlers): close a server "
-                "or use another c1m.Loop");
-            if (v) {
-                PyErr_SetObject(PyExc_OSError, v);
-                Py_DECREF(v);
-            }
-        } else if (errno)
+        if (errno)
             PyErr_SetFromErrno(PyExc_OSError);
         else
             PyErr_Format(PyExc_OSError, "cannot listen on %s:%d", host, port);

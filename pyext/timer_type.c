@@ -7,6 +7,7 @@
 #include "c1m_ext.h"
 
 #include <errno.h>
+#include <math.h>
 
 C1mHandle *c1m_handle_new(C1mLoop *lp, int kind, PyObject *callback, PyObject *const *args,
                           Py_ssize_t nargs)
@@ -41,6 +42,10 @@ C1mHandle *c1m_handle_new(C1mLoop *lp, int kind, PyObject *callback, PyObject *c
 void c1m_handle_unlink(C1mHandle *h)
 {
     C1mLoop *lp = h->loop;
+    /* the pending list is consistent around h */
+    assert(!h->prev || h->prev->next == h);
+    assert(!h->next || h->next->prev == h);
+    assert(h->prev || !lp || lp->timers == h);
     if (h->prev)
         h->prev->next = h->next;
     else if (lp && lp->timers == h)
@@ -54,9 +59,16 @@ void c1m_handle_unlink(C1mHandle *h)
 
 void c1m_handle_run(C1mLoop *lp, C1mHandle *h)
 {
+    C1M_ASSERT_GIL();
     if (h->cancelled || !h->callback)
         return;
-    PyObject *r = PyObject_Call(h->callback, h->args, NULL);
+    assert(h->args && PyTuple_Check(h->args));
+    /* the callback may cancel() this very handle, which drops h->callback and
+     * h->args: own both for the duration of the call (the caller owns h) */
+    PyObject *callback = Py_NewRef(h->callback), *args = Py_NewRef(h->args);
+    PyObject *r = PyObject_Call(callback, args, NULL);
+    Py_DECREF(callback);
+    Py_DECREF(args);
     if (r)
         Py_DECREF(r);
     else
@@ -69,7 +81,8 @@ static void on_timer(c1m_loop *cl, uint64_t timer_id, void *ud)
     (void)timer_id;
     C1mHandle *h = ud;
     C1mLoop *lp = h->loop;
-    c1m_gil(lp);
+    C1M_ASSERT_GIL();
+    assert(lp && lp->cl == cl && h->kind == H_TIMER && h->timer_id == timer_id && !h->cancelled);
     c1m_handle_unlink(h);   /* the list's reference is now ours */
     c1m_handle_run(lp, h);
     Py_DECREF(h);
@@ -78,13 +91,18 @@ static void on_timer(c1m_loop *cl, uint64_t timer_id, void *ud)
 int c1m_handle_schedule(C1mHandle *h, double delay)
 {
     C1mLoop *lp = h->loop;
-    uint64_t id = c1m_loop_timer(lp->cl, delay * 1000.0, on_timer, h);
+    assert(lp && lp->cl && h->kind == H_TIMER && !h->prev && !h->next && !h->timer_id);
+    assert(!isnan(delay));
+    /* asyncio: a delay <= 0 runs on the next iteration, +inf never (here:
+     * after C1M_MAX_DELAY); when() is time() + delay all the same */
+    double wait = delay > 0 ? (delay < C1M_MAX_DELAY ? delay : C1M_MAX_DELAY) : 0;
+    uint64_t id = c1m_loop_timer(lp->cl, wait * 1000.0, on_timer, h);
     if (!id) {
         h->loop = NULL;
-        if (errno == EINVAL)
-            PyErr_SetString(PyExc_ValueError, "delay out of range (at most 1e9 seconds)");
-        else
+        if (errno == ENOMEM)
             PyErr_NoMemory();
+        else
+            PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
     h->timer_id = id;

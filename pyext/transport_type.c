@@ -308,7 +308,8 @@ void c1m_transport_io(C1mLoop *lp, int fd, uint32_t events)
             (void)c1m_loop_del(lp->cl, fd);
         return;
     }
-    c1m_gil(lp);
+    C1M_ASSERT_GIL();
+    assert(t->fd == fd && t->loop == lp && lp->running);
     Py_INCREF(t);
     if (events & EPOLLERR) {
         int err = 0;
@@ -331,6 +332,7 @@ done:
 
 C1mTransport *c1m_transport_new(C1mLoop *lp, int fd)
 {
+    assert(fd >= 0 && fd < lp->max_fds && !lp->conns[fd] && lp->nconns >= 0);
     C1mTransport *t = PyObject_GC_New(C1mTransport, lp->st->TransportType);
     if (!t)
         return NULL;
@@ -359,6 +361,8 @@ void c1m_transport_force_close(C1mTransport *t, PyObject *exc)
     int fd = t->fd;
     if (fd < 0 || !lp)
         return;
+    /* an open transport is the one in conns[fd], which owns it */
+    assert(fd < lp->hi_fd && lp->conns[fd] == t && lp->nconns > 0 && !(t->flags & T_CLOSED));
     t->flags |= T_CLOSING | T_CLOSED;
     free_output(t, 0);
     if (lp->cl && c1m_loop_events(lp->cl, fd))
