@@ -113,6 +113,8 @@ FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -Wall -Wextra -Werror -Wshadow -Ic_
 FUZZ_LIB_OBJ := $(patsubst c_server/lib/%.c,$(BUILD)/fuzz/lib/%.o,$(LIB_SRC))
 
 fuzz: fuzz-deps
+	@[[ "$(FUZZ_SECONDS)" =~ ^[1-9][0-9]*$$ ]] \
+		|| { echo "make fuzz: FUZZ_SECONDS must be a positive whole number of seconds, not '$(FUZZ_SECONDS)'" >&2; exit 2; }
 	@$(MAKE) --no-print-directory fuzz-build
 	@set -e; for n in $(FUZZ_NAMES); do \
 		mkdir -p $(BUILD)/fuzz/corpus-$$n; seeds=; \
