@@ -41,7 +41,7 @@ main() {
     case "$1" in -h|--help) usage 0 ;; esac
     run=${1%/}
     [ -f "$run/runs.jsonl" ] || [ -f "$run/runs.csv" ] \
-        || die "no runs.jsonl or runs.csv in $run: give a directory written by harness/bench.sh"
+        || die "$run/runs.jsonl or runs.csv not found: give a directory written by harness/bench.sh"
     command -v gnuplot >/dev/null \
         || die "gnuplot is missing: apt-get install gnuplot-nox (or harness/install-deps.sh bench)"
     plots=$run/plots

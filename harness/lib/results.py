@@ -540,7 +540,7 @@ def main(argv):
     except Usage as e:
         print(e, file=sys.stderr)
         return 2
-    except (OSError, ValueError, KeyError) as e:
+    except (OSError, ValueError, KeyError, TypeError) as e:
         print("results.py %s: %s" % (cmd, e), file=sys.stderr)
         return 1
     return 0

@@ -67,24 +67,9 @@ def parse_pairs(pairs):
     return out
 
 
-def load_env(path):
-    """A result.env (key=value lines, what run_one.sh wrote before result.json)
-    as a record, values typed as overrides are."""
-    rec = {}
-    with open(path) as f:
-        for line in f:
-            k, sep, v = line.rstrip("\n").partition("=")
-            if sep and KEY_RE.match(k):
-                rec[k] = typed(k, v)
-    return rec
-
-
 def load_record(path):
-    """A run's result.json (or an older result.env) as a dict; ValueError says
-    why it cannot be used."""
+    """A run's result.json as a dict; ValueError says why it cannot be used."""
     try:
-        if path.endswith(".env"):
-            return load_env(path)
         with open(path) as f:
             rec = json.load(f)
     except OSError as e:
