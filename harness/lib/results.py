@@ -103,6 +103,20 @@ def uvloop_version():
         return None
 
 
+def read_env(path):
+    """key=value lines (values may hold '=' and spaces): a run's sysctl.txt."""
+    d = {}
+    try:
+        with open(path) as f:
+            for line in f:
+                k, sep, v = line.rstrip("\n").partition("=")
+                if sep:
+                    d[k] = v
+    except OSError:
+        pass
+    return d
+
+
 def sysctl_profiles(run_dir):
     """{run id: {key: value}} from every run's sysctl.txt."""
     out = {}

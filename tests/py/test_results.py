@@ -152,6 +152,26 @@ class TestRecords(TmpDir):
         self.assertIn("line 2", err)
 
 
+class TestMeta(TmpDir):
+    def test_meta_reads_the_runs_sysctl_profiles_and_worker_counts(self):
+        d = self.subdir("run")
+        for rid in ("c-2k-1", "pyext-2k-1"):
+            os.makedirs(os.path.join(d, "runs", rid))
+            with open(os.path.join(d, "runs", rid, "sysctl.txt"), "w") as f:
+                f.write("net.core.somaxconn=65535\nnet.ipv4.ip_local_port_range=10000 65535\n")
+        self.add(d, "c", 2000, 1, "ok", server_workers=3, client_workers=2)
+        rc, _, err = run_main("meta", d, "command=make bench", "tiers=2k")
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(d, "meta.json")) as f:
+            meta = json.load(f)
+        self.assertEqual(meta["sysctl_profile"]["net.ipv4.ip_local_port_range"], "10000 65535")
+        self.assertIs(meta["sysctl_profile_identical"], True)
+        self.assertEqual(meta["sysctl_profile_runs"], 2)
+        self.assertEqual(meta["settings"]["tiers"], "2k")
+        self.assertEqual(meta["worker_counts"], [{"contender": "c", "tier": 2000, "repeat": 1,
+                                                  "server_workers": 3, "client_workers": 2}])
+
+
 class TestDroppedRuns(TmpDir):
     def mixed(self):
         d = self.subdir("run")
