@@ -78,13 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t fed = 0; /* stream bytes the reference has consumed */
     for (size_t c = 0; c <= k; c++) {
         size_t len = cut[c + 1] - cut[c];
-        /* exactly len bytes (malloc(0) may return NULL: use 1 and pass 0) */
-        char *chunk = malloc(len ? len : 1);
-        if (!chunk)
+        /* exactly len bytes; an empty chunk is the end of a 1-byte block, so
+         * that any read from it is past the block too */
+        char *block = malloc(len ? len : 1);
+        if (!block)
             abort();
+        char *chunk = len ? block : block + 1;
         memcpy(chunk, stream + cut[c], len);
         int rc = c1m_line_feed(&st, chunk, len, &res);
-        free(chunk);
+        free(block);
         /* the reference over the same bytes, stopping where it says oversized */
         int ref_rc = 0;
         while (fed < cut[c + 1] && ref_rc == 0)
