@@ -56,10 +56,11 @@ static int on_accept(void *ud, int fd)
         (void)c1m_report(lp, "Error on transport creation for incoming connection", NULL,
                          (PyObject *)t, NULL);
     } else {
-        t->protocol = protocol;
+        t->protocol = Py_NewRef(protocol);   /* ours stays: set_protocol() may drop t's */
         t->flags |= T_MADE;
         PyObject *r = PyObject_CallMethodOneArg(protocol, lp->st->s_connection_made,
                                                 (PyObject *)t);
+        Py_DECREF(protocol);
         if (r)
             Py_DECREF(r);
         else

@@ -124,30 +124,38 @@ void c1m_protocol_error(C1mTransport *t, const char *message)
     Py_XDECREF(exc);
 }
 
-static void maybe_pause_protocol(C1mTransport *t)
+/* pause_writing()/resume_writing(). write() may run them outside
+ * run_forever, where the callback can close the loop (detaching t) or drop
+ * the protocol: both are owned for the call and the report. */
+static void call_flow_control(C1mTransport *t, PyObject *name, const char *message)
 {
-    if ((t->flags & T_WRITE_PAUSED) || !t->out || pending(t) <= t->out->high || !t->protocol)
-        return;
-    t->flags |= T_WRITE_PAUSED;
-    PyObject *r = call_optional(t->protocol, t->loop->st->s_pause_writing, NULL);
+    C1mLoop *lp = (C1mLoop *)Py_NewRef(t->loop);
+    PyObject *protocol = Py_NewRef(t->protocol);
+    PyObject *r = call_optional(protocol, name, NULL);
     if (r)
         Py_DECREF(r);
     else
-        (void)c1m_report(t->loop, "protocol.pause_writing() failed", t->protocol,
-                         (PyObject *)t, NULL);
+        (void)c1m_report(lp, message, protocol, (PyObject *)t, NULL);
+    Py_DECREF(protocol);
+    Py_DECREF(lp);
+}
+
+static void maybe_pause_protocol(C1mTransport *t)
+{
+    if ((t->flags & T_WRITE_PAUSED) || !t->out || pending(t) <= t->out->high || !t->protocol ||
+        !t->loop)
+        return;
+    t->flags |= T_WRITE_PAUSED;
+    call_flow_control(t, t->loop->st->s_pause_writing, "protocol.pause_writing() failed");
 }
 
 static void maybe_resume_protocol(C1mTransport *t)
 {
-    if (!(t->flags & T_WRITE_PAUSED) || (t->out && pending(t) > t->out->low) || !t->protocol)
+    if (!(t->flags & T_WRITE_PAUSED) || (t->out && pending(t) > t->out->low) || !t->protocol ||
+        !t->loop)
         return;
     t->flags &= ~(uint32_t)T_WRITE_PAUSED;
-    PyObject *r = call_optional(t->protocol, t->loop->st->s_resume_writing, NULL);
-    if (r)
-        Py_DECREF(r);
-    else
-        (void)c1m_report(t->loop, "protocol.resume_writing() failed", t->protocol,
-                         (PyObject *)t, NULL);
+    call_flow_control(t, t->loop->st->s_resume_writing, "protocol.resume_writing() failed");
 }
 
 static void free_output(C1mTransport *t, int keep_limits)
@@ -250,7 +258,9 @@ static void on_eof(C1mTransport *t)
         return;
     int keep = 0;
     if (t->protocol) {
-        PyObject *r = call_optional(t->protocol, t->loop->st->s_eof_received, NULL);
+        PyObject *protocol = Py_NewRef(t->protocol);   /* set_protocol() may drop it */
+        PyObject *r = call_optional(protocol, t->loop->st->s_eof_received, NULL);
+        Py_DECREF(protocol);
         if (!r) {
             c1m_protocol_error(t, "protocol.eof_received() call failed.");
             return;
@@ -286,7 +296,9 @@ static void do_read(C1mTransport *t)
             c1m_protocol_error(t, "Fatal read error on socket transport");
             return;
         }
-        PyObject *r = PyObject_CallMethodOneArg(t->protocol, lp->st->s_data_received, data);
+        PyObject *protocol = Py_NewRef(t->protocol);   /* set_protocol() may drop it */
+        PyObject *r = PyObject_CallMethodOneArg(protocol, lp->st->s_data_received, data);
+        Py_DECREF(protocol);
         Py_DECREF(data);
         if (r)
             Py_DECREF(r);
@@ -390,13 +402,16 @@ void c1m_transport_call_lost(C1mTransport *t, PyObject *exc)
 {
     C1mLoop *lp = t->loop;
     if (t->protocol && !(t->flags & T_LOST) && lp) {
+        C1M_ASSERT_GIL();
         t->flags |= T_LOST;
-        PyObject *r = call_optional(t->protocol, lp->st->s_connection_lost, exc ? exc : Py_None);
+        PyObject *protocol = Py_NewRef(t->protocol);   /* set_protocol() may drop it */
+        PyObject *r = call_optional(protocol, lp->st->s_connection_lost, exc ? exc : Py_None);
         if (r)
             Py_DECREF(r);
         else
-            (void)c1m_report(lp, "protocol.connection_lost() call failed.", t->protocol,
+            (void)c1m_report(lp, "protocol.connection_lost() call failed.", protocol,
                              (PyObject *)t, NULL);
+        Py_DECREF(protocol);
     }
     t->flags |= T_LOST;
     Py_CLEAR(t->protocol);

@@ -1180,6 +1180,36 @@ class TestOwnership(unittest.TestCase):
         self.assertEqual(err.count("after: <value 1000>"), 3, err)
         self.assertEqual(err.count("ValueError: the exception"), 3, err)
 
+    def test_pause_writing_closes_the_loop_and_raises(self):
+        # write() outside run_forever: pause_writing() closed the loop (which
+        # detaches the transport) and raised; the report then used the
+        # transport's NULL loop pointer (SIGSEGV)
+        out, err = self.run_case("""
+            import socket, c1m
+            lp = c1m.Loop()
+            box = {}
+            class P:
+                def connection_made(self, t):
+                    box["t"] = t
+                    t.set_write_buffer_limits(high=1)
+                    lp.stop()
+                def data_received(self, data): pass
+                def pause_writing(self):
+                    lp.close()
+                    raise RuntimeError("raised by pause_writing")
+            srv = lp.create_server(P, "127.0.0.1", 0)
+            c = socket.create_connection(("127.0.0.1", srv.port), timeout=5)
+            c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            lp.call_later(10, lambda: (print("watchdog"), lp.stop()))
+            lp.run_forever()
+            box["t"].write(b"x" * (8 << 20))   # more than the socket buffers take
+            print("closed", lp.is_closed(), box["t"].is_closing())
+            c.close()
+        """)
+        self.assertIn("closed True True", out)
+        self.assertIn("c1m: protocol.pause_writing() failed", err)
+        self.assertIn("RuntimeError: raised by pause_writing", err)
+
     def test_loop_tp_clear_only_drops_references(self):
         # the GC's tp_clear used to close the loop (its sockets, its servers)
         import ctypes
