@@ -352,6 +352,34 @@ class TestServerSlots(unittest.TestCase):
             s.close()
 
 
+    def test_servers_created_while_a_listener_dispatches(self):
+        # the handler table grows (moves) from inside a listener's callback
+        lp, ev = self.loop, []
+        made = []
+
+        class Spawner(Recorder):
+            events = ev
+
+            def connection_made(self, t):
+                super().connection_made(t)
+                made.extend(lp.create_server(recorder(ev), HOST, 0) for _ in range(40))
+        first = lp.create_server(Spawner, HOST, 0)
+
+        def client():
+            with connect(first.port) as c:
+                c.sendall(b"ping\n")
+                a = recv_until(c, b"pong\n")
+            with connect(made[-1].port) as c:
+                c.sendall(b"ping\n")
+                return a, recv_until(c, b"pong\n")
+        join = in_thread(lp, client)
+        run_loop(lp)
+        self.assertEqual(join(), (b"pong\n", b"pong\n"))
+        self.assertEqual(len(made), 40)
+        for s in made + [first]:
+            s.close()
+
+
 class TestClosedAndRunning(unittest.TestCase):
     def test_use_after_close(self):
         lp = c1m.Loop()
