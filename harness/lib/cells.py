@@ -85,13 +85,27 @@ def cells(rows):
     return [Cell(c, t, g[(c, t)]) for (c, t) in sorted(g, key=lambda k: (order.index(k[0]), k[1]))]
 
 
+# The field that says why a run has its status (the note comes after it).
+CAUSE_FIELD = {"disturbed": "disturb_cause", "server-died": "health",
+               "inconsistent": "health", "suspect": "flags"}
+
+
 def cause_of(r):
-    """Why a run was dropped: its disturbance cause, health verdict and note."""
+    """Why a run was dropped: the field its status points at (disturb_cause,
+    health or flags), then its note; for other statuses the note alone, else
+    whichever of those fields is set."""
+    first = CAUSE_FIELD.get(status_of(r))
+    keys = [first, "note"] if first else ["note"]
     parts = []
-    for k in ("disturb_cause", "health", "note"):
+    for k in keys:
         v = r.get(k)
-        if v not in (None, "") and str(v) not in parts and str(v) != "ok":
+        if v not in (None, "") and str(v) not in parts:
             parts.append(str(v))
+    if not parts:
+        for k in ("disturb_cause", "health", "flags"):
+            if r.get(k) not in (None, ""):
+                parts.append(str(r[k]))
+                break
     return "; ".join(parts)
 
 

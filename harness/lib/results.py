@@ -394,20 +394,25 @@ def cmd_plotdata(run_dir, data_dir):
                 f.write("# seconds accepted (%s repeat %s, %s)\n" % (name, text(r, "repeat"), st))
                 f.write("".join("%s %s\n" % p for p in pts))
             ramp_conts.append(name if st == "ok" else "%s:%s" % (name, st))
-    # bytes per connection: each contender at the largest tier it completed
+    # bytes per connection: each contender at the largest tier it completed;
+    # without an ok run anywhere, its largest tier where every run was
+    # disturbed (the name marked with the dagger)
     bar_lines = []
     for name in conts:
-        ok_cells = [c for c in cl if c.contender == name and c.ok]
-        if not ok_cells:
+        mine = [c for c in cl if c.contender == name]
+        usable = [c for c in mine if c.ok] or [c for c in mine if c.all_disturbed]
+        if not usable:
             continue
-        c = max(ok_cells, key=lambda c: c.tier)
+        c = max(usable, key=lambda c: c.tier)
         user, kern = c.stat("user_bytes_per_conn"), c.stat("kernel_bytes_per_conn")
-        label = name if c.tier == big else "%s@%s" % (name, c.label)
+        label = name + (DAGGER if c.all_disturbed else "")
+        label = label if c.tier == big else "%s@%s" % (label, c.label)
         bar_lines.append("%s %.0f %.0f" % (label, max(user[0], 0) if user else 0,
                                             max(kern[0], 0) if kern else 0))
     if bar_lines:
         with open(os.path.join(data_dir, "bytes.dat"), "w") as f:
-            f.write("# contender user_bytes kernel_bytes (medians, ok runs)\n")
+            f.write("# contender user_bytes kernel_bytes (medians of the ok runs; "
+                    "name%s: of the disturbed runs)\n" % DAGGER)
             f.write("\n".join(bar_lines) + "\n")
     logx = 1 if tiers and tiers[-1] >= 10 * tiers[0] else 0
     with open(os.path.join(data_dir, "vars.gp"), "w") as f:

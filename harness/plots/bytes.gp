@@ -6,7 +6,9 @@ unset logscale x
 set offsets 0, 0, graph 0.08, 0
 set title 'Bytes per connection at '.big_label
 unset xlabel   # the tics name the contenders
-set bmargin 4  # room for a second tic line: "(tier)"
+set bmargin 5  # room for a second tic line: "(tier)", and the note under it
+# How many runs were dropped, and why; a name with a dagger: all its runs disturbed.
+set label 1 dropped_note at screen 0.01, screen 0.025 left font ',9'
 set ylabel 'bytes per connection'
 set yrange [0:*]
 set style data histograms

@@ -177,7 +177,8 @@ class TestDroppedRuns(TmpDir):
         d = self.subdir("run")
         for rep, t in enumerate((1.0, 1.2, 1.1), 1):
             self.add(d, "c", 2000, rep, "ok", t_accept_s=t, server_cpu_connect_s=t / 2)
-        self.add(d, "c", 2000, 4, "disturbed", t_accept_s=9.0, disturb_cause="outside 30%: burn")
+        self.add(d, "c", 2000, 4, "disturbed", t_accept_s=9.0, disturb_cause="outside 30%: burn",
+                 health="target=2000 server=2000 sockets=2000 client=2000")  # healthy: not a cause
         self.add(d, "c", 2000, 5, "server-died", t_accept_s=0.9, health="worker 2 died")
         self.add(d, "pyext", 2000, 1, "disturbed", t_accept_s=3.0, disturb_cause="steal 8%")
         self.add(d, "pyext", 2000, 2, "disturbed", t_accept_s=5.0, disturb_cause="ksoftirqd 9%")
@@ -222,6 +223,17 @@ class TestDroppedRuns(TmpDir):
             self.assertIn(cause, section)
         self.assertEqual(section.count("| c | 2k |"), 2)
         self.assertIn(cells.DAGGER + " all runs disturbed", md)
+        self.assertNotIn("target=2000 server=2000", section)
+
+    def test_cause_follows_the_status(self):
+        r = {"status": "suspect", "flags": "negative:user_bytes_per_conn", "health": "fine",
+             "note": "server exited 1"}
+        self.assertEqual(cells.cause_of(r), "negative:user_bytes_per_conn; server exited 1")
+        self.assertEqual(cells.cause_of({"status": "timeout", "note": "ramp > 900 s",
+                                         "health": "x"}), "ramp > 900 s")
+        self.assertEqual(cells.cause_of({"status": "crashed", "health": "worker 3 died"}),
+                         "worker 3 died")
+        self.assertEqual(cells.cause_of({"status": "ok"}), "")
 
     def test_plot_data_keeps_disturbed_only_tiers_apart(self):
         d = self.mixed()
@@ -238,6 +250,10 @@ class TestDroppedRuns(TmpDir):
         self.assertIn("disturbed = 'pyext'", v)
         self.assertIn("5 of 8 runs dropped (disturbed 3, inconsistent 1, server-died 1)", v)
         self.assertIn("bootstrap 95% interval (>= 3 runs) or min-max", v)
+        # bytes: c at its largest ok tier; pyext (never ok) from its disturbed runs, marked
+        with open(os.path.join(data, "bytes.dat")) as f:
+            bars = [ln.split()[0] for ln in f if not ln.startswith("#")]
+        self.assertEqual(bars, ["c", "pyext" + cells.DAGGER])
 
 
 class TestBootstrap(unittest.TestCase):
