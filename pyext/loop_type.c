@@ -43,6 +43,7 @@ int c1m_loop_check(C1mLoop *lp)
 
 int c1m_ready_push(C1mLoop *lp, PyObject *obj, PyObject *exc)
 {
+    assert(obj && lp->ready_cap >= 0 && lp->nready <= lp->ready_cap);
     if (lp->nready == lp->ready_cap) {
         Py_ssize_t cap = lp->ready_cap ? lp->ready_cap * 2 : 64;
         c1m_ready_item *r = PyMem_Realloc(lp->ready, (size_t)cap * sizeof *r);
@@ -321,6 +322,7 @@ static void on_signal(c1m_loop *cl, int signo, void *ud)
 
 void c1m_conns_changed(C1mLoop *lp)
 {
+    assert(lp->nconns >= 0 && lp->hi_fd <= lp->max_fds);
     lp->conns_dropped = 0;
     if (!lp->servers)
         return;
@@ -427,6 +429,7 @@ static void loop_teardown(C1mLoop *lp)
             Py_DECREF(t);
         }
         lp->hi_fd = 0;
+        assert(lp->nconns == 0);   /* every open transport was in conns[] */
     }
     C1mHandle *h;
     while ((h = lp->timers)) {   /* c1m_loop_free() below drops the C timers */
@@ -554,6 +557,7 @@ static PyObject *loop_run_forever(C1mLoop *lp, PyObject *unused)
         PyErr_SetString(PyExc_RuntimeError, "This event loop is already running");
         return NULL;
     }
+    assert(!lp->saved && !lp->held_server);
     Py_INCREF(lp);
     lp->running = 1;
     lp->thread_id = PyThread_get_thread_ident();

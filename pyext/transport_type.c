@@ -358,6 +358,7 @@ C1mTransport *c1m_transport_new(C1mLoop *lp, int fd)
     if (fd >= lp->hi_fd)
         lp->hi_fd = fd + 1;
     lp->nconns++;
+    assert(lp->hi_fd <= lp->max_fds && lp->nconns <= lp->hi_fd);
     return t;
 }
 
