@@ -21,8 +21,10 @@
 # the machine open some) and 64 MiB + 10% of Slab.
 GATE_TCP_SLACK=4096
 GATE_SLAB_SLACK_KIB=65536
-# "stopped shrinking": Slab fell by less than this over the CPU window.
+# "stopped shrinking": fell by less than this over the ~2 s CPU window (other
+# processes open and close a few sockets all the time).
 GATE_SHRINK_KIB=2048
+GATE_SHRINK_TCP=512
 
 # gate_tcp_objs: active TCP + TCPv6 objects host-wide (/proc/slabinfo).
 gate_tcp_objs() { awk '$1 == "TCP" || $1 == "TCPv6" {n += $2} END {printf "%d\n", n}' /proc/slabinfo; }
@@ -39,11 +41,12 @@ gate_other_namespaces() {
 # quiet_gate MAX_S CPU_PCT BASE_SLAB_KIB BASE_TCP_OBJS OWN_NS
 # Empty baselines = run alone (fall back to "stopped shrinking"). MAX_S=0: off.
 # Sets GATE (quiet|timeout|off), GATE_WAIT_S and, on a timeout, GATE_CAUSE
-# (what was still not quiet). Each check takes ~2 s (the CPU window); the
-# CPU window's sleep runs in the background so a stop signal is handled at once.
+# (what was still not quiet); what it waits for is logged on stderr when that
+# changes. Each check takes ~2 s (the CPU window); the window's sleep runs in
+# the background so a stop signal is handled at once.
 quiet_gate() {
     local max=$1 cpu_pct=$2 base_slab=$3 base_tcp=$4 own=$5
-    local t0 b0 t1 b1 slab0 slab1 tcp0 tcp1 busy others causes start
+    local t0 b0 t1 b1 slab0 slab1 tcp0 tcp1 busy others causes start what last=""
     GATE=off GATE_WAIT_S=0 GATE_CAUSE=""
     [ "$max" -gt 0 ] || return 0
     start=$(now_s)
@@ -60,7 +63,7 @@ quiet_gate() {
             [ "$tcp1" -le $((base_tcp + GATE_TCP_SLACK)) ] \
                 || causes+=("TCP objects $tcp1 vs baseline $base_tcp")
         else
-            [ "$tcp1" -ge "$tcp0" ] || causes+=("TCP objects still falling ($tcp0 -> $tcp1)")
+            [ $((tcp0 - tcp1)) -lt "$GATE_SHRINK_TCP" ] || causes+=("TCP objects still falling ($tcp0 -> $tcp1)")
         fi
         if [ -n "$base_slab" ] && [ "$slab1" -le $((base_slab + GATE_SLAB_SLACK_KIB + base_slab / 10)) ]; then
             :
@@ -71,11 +74,14 @@ quiet_gate() {
         awk -v b="$busy" -v p="$cpu_pct" 'BEGIN{exit !(b <= p)}' \
             || causes+=("CPU ${busy}% busy > ${cpu_pct}%")
         GATE_WAIT_S=$(elapsed "$start" "$(now_s)")
-        if [ ${#causes[@]} -eq 0 ]; then GATE=quiet; return 0; fi
+        if [ ${#causes[@]} -eq 0 ]; then GATE=quiet GATE_CAUSE=""; return 0; fi
+        # say what is waited for when that changes (not every 2 s)
+        GATE_CAUSE=$(printf '%s; ' "${causes[@]}"); GATE_CAUSE=${GATE_CAUSE%; }
+        what=$(printf '%s|' "${causes[@]%%[0-9]*}")
+        [ "$what" = "$last" ] || log "quiet gate: waiting (${GATE_WAIT_S}s of ${max}s): $GATE_CAUSE"
+        last=$what
         if awk -v w="$GATE_WAIT_S" -v m="$max" 'BEGIN{exit !(w >= m)}'; then
             GATE=timeout
-            GATE_CAUSE=$(IFS=';'; echo "${causes[*]}")
-            GATE_CAUSE=${GATE_CAUSE//;/; }
             return 0
         fi
     done

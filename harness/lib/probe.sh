@@ -57,3 +57,24 @@ netns_nstat() {
 
 # netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).
 netns_tcp_inuse() { ip netns exec "$1" awk '$1=="TCP:"{print $3}' /proc/net/sockstat; }
+
+# stat_get STATS FIELD: the server's total FIELD, or "" when c1m-stat fails or
+# answers something that is not a number (unknown, never a made-up 0).
+stat_get() {
+    local v
+    v=$("$BUILD/c1m-stat" --get "$2" "$1" 2>/dev/null) || v=""
+    [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo ""
+}
+
+# netns_listeners NS: listening TCP sockets in NS (one per server worker).
+netns_listeners() { ip netns exec "$1" ss -ltnH 2>/dev/null | wc -l; }
+
+# pids_gone PIDS...: how many of them have exited (gone, or a zombie not yet reaped).
+pids_gone() {
+    local p n=0 st
+    for p in "$@"; do
+        st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || n=$((n + 1))
+    done
+    echo "$n"
+}
