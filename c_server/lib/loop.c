@@ -44,8 +44,10 @@ struct c1m_loop {
     int nwatched;
     int stop;
     struct fd_slot *slots;              /* max_fds entries */
-    struct handler handlers[C1M_MAX_HANDLERS];
-    int nhandlers;
+    struct handler *handlers;           /* grows in c1m_loop_handler */
+    int nhandlers, cap_handlers;
+    c1m_wait_fn *before_wait, *after_wait;
+    void *wait_ud;
     struct timer *heap;                 /* min-heap on deadline */
     int ntimers, cap_timers;
     uint64_t next_timer_id;
@@ -104,6 +106,7 @@ void c1m_loop_free(c1m_loop *l)
         close(l->sigfd);
     }
     close(l->epfd);
+    free(l->handlers);
     free(l->heap);
     free(l->slots);
     free(l);
@@ -124,9 +127,17 @@ int c1m_loop_handler(c1m_loop *l, c1m_io_fn *fn, void *ud)
     int id = 0;
     while (id < l->nhandlers && l->handlers[id].fn) /* reuse a released slot */
         id++;
-    if (id == C1M_MAX_HANDLERS) {
-        errno = ENOSPC;
-        return -1;
+    if (id == l->cap_handlers) {
+        /* may move the table: a callback can register a handler (open a
+         * listener), so run_once never keeps a pointer into it across a call */
+        int cap = l->cap_handlers ? l->cap_handlers * 2 : 16;
+        struct handler *h = realloc(l->handlers, (size_t)cap * sizeof(*h));
+        if (!h) {
+            errno = ENOMEM;
+            return -1;
+        }
+        l->handlers = h;
+        l->cap_handlers = cap;
     }
     l->handlers[id].fn = fn;
     l->handlers[id].ud = ud;
@@ -392,12 +403,27 @@ int c1m_loop_signal(c1m_loop *l, int signo, c1m_signal_fn *fn, void *ud)
 
 /* ---- running ----------------------------------------------------------- */
 
+void c1m_loop_set_wait_hooks(c1m_loop *l, c1m_wait_fn *before, c1m_wait_fn *after, void *ud)
+{
+    l->before_wait = before;
+    l->after_wait = after;
+    l->wait_ud = ud;
+}
+
 int c1m_loop_run_once(c1m_loop *l, int timeout_ms)
 {
     assert(timeout_ms >= -1);
     assert(l->nevents == 0); /* not re-entered from a callback */
     assert(l->nwatched >= 0 && l->nwatched <= l->max_fds);
-    int n = epoll_wait(l->epfd, l->events, EVENT_BATCH, next_timeout_ms(l, timeout_ms));
+    int wait_ms = next_timeout_ms(l, timeout_ms);
+    if (l->before_wait)
+        l->before_wait(l, wait_ms, l->wait_ud);
+    int n = epoll_wait(l->epfd, l->events, EVENT_BATCH, wait_ms);
+    if (l->after_wait) {
+        int e = errno;
+        l->after_wait(l, wait_ms, l->wait_ud);
+        errno = e;
+    }
     if (n < 0) {
         if (errno == EINTR)
             n = 0;

@@ -32,8 +32,6 @@ typedef void c1m_timer_fn(c1m_loop *loop, uint64_t timer_id, void *ud);
 /* A signal callback (runs in loop context, not in a signal handler). */
 typedef void c1m_signal_fn(c1m_loop *loop, int signo, void *ud);
 
-#define C1M_MAX_HANDLERS 16
-
 /* Create a loop able to watch fds 0..max_fds-1 (use c1m_nofile_limit()).
  * Returns NULL and sets errno on failure. */
 c1m_loop *c1m_loop_new(int max_fds);
@@ -41,7 +39,8 @@ c1m_loop *c1m_loop_new(int max_fds);
 void c1m_loop_free(c1m_loop *loop);
 int c1m_loop_max_fds(const c1m_loop *loop);
 
-/* Register an I/O handler; returns its id (>= 0) or -1 (table full). */
+/* Register an I/O handler; returns its id (>= 0) or -1 (errno=ENOMEM). The
+ * table grows as needed (one handler per listener: a process may hold many). */
 int c1m_loop_handler(c1m_loop *loop, c1m_io_fn *fn, void *ud);
 /* Give a handler id back for reuse; no fd may still be watched with it. */
 void c1m_loop_handler_release(c1m_loop *loop, int handler);
@@ -63,6 +62,12 @@ uint64_t c1m_loop_timer(c1m_loop *loop, double ms, c1m_timer_fn *fn, void *ud);
 /* Cancel a pending timer; returns 1 if it was pending, 0 otherwise. */
 int c1m_loop_timer_cancel(c1m_loop *loop, uint64_t timer_id);
 int c1m_loop_ntimers(const c1m_loop *loop);
+
+/* Hooks run right before and right after the loop blocks in epoll_wait, with
+ * the timeout it waits for: the CPython extension releases the GIL there and
+ * only there (as select.epoll.poll does), so every callback runs with it. */
+typedef void c1m_wait_fn(c1m_loop *loop, int timeout_ms, void *ud);
+void c1m_loop_set_wait_hooks(c1m_loop *loop, c1m_wait_fn *before, c1m_wait_fn *after, void *ud);
 
 /* Deliver `signo` to fn through a signalfd (the signal is blocked for the
  * whole process). Passing fn=NULL removes it and unblocks. 0 or -1/errno. */
