@@ -21,6 +21,11 @@ teardown() {
     assert_success
 }
 
+@test "loop: a callback that registers 200 handlers (the table moves) mid-batch; the batch goes on" {
+    run "$LOOP_TEST" handlers-grow
+    assert_success
+}
+
 @test "loop: assert() is on in the SANITIZE=1 build and off (-DNDEBUG) in the normal one" {
     run "$LOOP_TEST" asserts
     assert_success

@@ -122,16 +122,70 @@ static int closed_in_batch(int reuse)
     return 0;
 }
 
+/* A callback registers many handlers, so the table moves (realloc) in the
+ * middle of a batch; the rest of the batch must still dispatch correctly
+ * (under ASan a stale pointer into the old table is a use-after-free). */
+struct grow {
+    int calls, registered;
+};
+
+static void on_grow_noop(c1m_loop *loop, int fd, uint32_t events, void *ud)
+{
+    (void)loop;
+    (void)fd;
+    (void)events;
+    (void)ud;
+}
+
+static void on_grow(c1m_loop *loop, int fd, uint32_t events, void *ud)
+{
+    (void)fd;
+    (void)events;
+    struct grow *g = ud;
+    g->calls++;
+    if (g->registered)
+        return;
+    for (int i = 0; i < 200; i++)
+        CHECK(c1m_loop_handler(loop, on_grow_noop, NULL) >= 0);
+    g->registered = 1;
+}
+
+static int handlers_grow(void)
+{
+    struct grow g = {0, 0};
+    c1m_loop *loop = c1m_loop_new(MAX_FDS);
+    CHECK(loop);
+    int h = c1m_loop_handler(loop, on_grow, &g);
+    CHECK(h >= 0);
+    int a[2], b[2];
+    make_readable_pair(a);
+    make_readable_pair(b);
+    CHECK(c1m_loop_add(loop, a[0], EPOLLIN, h) == 0);
+    CHECK(c1m_loop_add(loop, b[0], EPOLLIN, h) == 0);
+    CHECK(c1m_loop_run_once(loop, 1000) == 2);
+    CHECK(g.registered && g.calls == 2);
+    for (int i = 0; i < 2; i++) {
+        int *p = i ? b : a;
+        CHECK(c1m_loop_del(loop, p[0]) == 0);
+        close(p[0]);
+        close(p[1]);
+    }
+    c1m_loop_free(loop);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
-        fprintf(stderr, "usage: loop_test closed-in-batch|reused-in-batch|asserts\n");
+        fprintf(stderr, "usage: loop_test closed-in-batch|reused-in-batch|handlers-grow|asserts\n");
         return 2;
     }
     if (strcmp(argv[1], "closed-in-batch") == 0)
         return closed_in_batch(0);
     if (strcmp(argv[1], "reused-in-batch") == 0)
         return closed_in_batch(1);
+    if (strcmp(argv[1], "handlers-grow") == 0)
+        return handlers_grow();
     if (strcmp(argv[1], "asserts") == 0) {
         /* how the library was built (the same flags compiled this file) */
 #ifdef NDEBUG
