@@ -155,8 +155,11 @@ static PyObject *handle_repr(C1mHandle *h)
         PyObject *when = PyFloat_FromDouble(h->when);
         if (!when)
             return NULL;
+        /* the callback's repr may cancel h, dropping h->callback */
+        PyObject *callback = Py_NewRef(h->callback);
         PyObject *r = PyUnicode_FromFormat("<%s%s when=%R callback=%R>", Py_TYPE(h)->tp_name,
-                                           state, when, h->callback);
+                                           state, when, callback);
+        Py_DECREF(callback);
         Py_DECREF(when);
         return r;
     }
