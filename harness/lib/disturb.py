@@ -14,7 +14,10 @@ Outside = every other process, kernel threads (kworkers: namespace teardown
 shows there) and PID 1 included, except the ksoftirqd threads, which are
 reported apart: on loopback they mostly process the run's own packets. PID 1
 (a system process here that scans every process's fds) is also reported apart.
-SIGTERM: one last sample, exit 0. Standard library only; never lists /proc/PID/fd.
+SIGTERM: one last sample, exit 0; also exits when PID is gone (its script was
+killed: nothing is left running). The output file is created once the signals
+are set up: a caller may send SIGUSR1 after it exists. Standard library only;
+never lists /proc/PID/fd.
 
 summary: prints key=value lines for run_one.sh over the ramp [T0, T1] and the
 hold [T2, T3] (unix seconds; an interval straddling a boundary is prorated;
@@ -170,6 +173,8 @@ def cmd_sample(args):
             "tree": len(tree)}) + "\n")
         prev_cpu, prev_t, prev_boot = cpu, t, boot
         prev = {pid: p[2] for pid, p in procs.items()}
+        if root not in procs:
+            stop = True
     f.close()
     return 0
 
