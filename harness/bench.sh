@@ -9,15 +9,21 @@
 #
 # Exit: 0 the suite ran (whatever each contender did: see runs.csv), 1 harness
 # error (not root, missing binaries, a run_one.sh failure), 2 a bad setting,
-# 130 interrupted (everything started is stopped, namespaces deleted).
+# 130 interrupted (INT, TERM or HUP, to this script or its whole process group:
+# everything started is stopped, namespaces deleted). What a killed (-9) run
+# left is removed when bench.sh sees it die, or by the next bench.sh.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 source "$C1M_ROOT/harness/lib/probe.sh"
+source "$C1M_ROOT/harness/lib/gate.sh"
+source "$C1M_ROOT/harness/lib/netns.sh"
+source "$C1M_ROOT/harness/lib/orphans.sh"
 
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
-KNOWN_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
-       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX)
+       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
@@ -36,21 +42,29 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
   HOLD=10                   seconds held after the ramp (idle CPU with heartbeats)
   HEARTBEAT=auto            ping period in s; auto = max(5, N/20000): <= ~20k pings/s
   TIMEOUT=900               seconds a ramp may take before the run is a timeout
-  OUT=results/<UTC time>    results directory (must not hold a runs.csv yet)
+  OUT=results/<UTC time>    results directory (must not hold a runs.csv yet);
+                            results/reference* only from a clean git tree
   SERVER_WORKER_CONNS=      per-worker connection cap of the server (default: its own)
   CLIENT_WORKER_CONNS=10000 per-worker connection cap of the client (about two client
                             workers per server worker: 1M in 29.9 s vs 35.7 s with 51)
   MIN_AVAILABLE_MIB=1024    a run stops opening connections below this MemAvailable
   MEM_GUARD_MIB=            pretend MemAvailable is this (tests the memory guard)
   SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
+  QUIET_MAX=600             before each run, wait up to this for a quiet machine (earlier
+                            sockets freed, CPUs idle); 0 = no gate. A run started after
+                            the wait timed out is marked disturbed
+  QUIET_CPU_PCT=10          quiet = the machine at most this % busy over ~2 s
+  DISTURB_PCT=5             a run whose outside CPU (processes not of the run) exceeds
+                            this % of the machine during the ramp or the hold is disturbed
 USAGE
     exit "${1:-2}"
 }
 
 bad() { log "error: $1"; log "(harness/bench.sh --help lists the settings)"; exit 2; }
 say() { printf '%s\n' "$*" >&2; [ -n "${OUT:-}" ] && [ -d "$OUT" ] && printf '%s\n' "$*" >> "$OUT/bench.log"; return 0; }
-is_uint() { [[ $1 =~ ^[0-9]+$ ]]; }
-is_pos() { [[ $1 =~ ^[1-9][0-9]*$ ]]; }
+# Bounded (in_range, common.sh): no overflow in bash arithmetic.
+is_uint() { in_range "$1" 0 999999999999; }
+is_pos() { in_range "$1" 1 999999999999; }
 
 # The command that reproduces this run: the knobs set in the environment.
 command_line() {
@@ -65,11 +79,18 @@ uvloop_importable() { PYTHONPATH='' "$PYTHON" -c 'import uvloop' 2>/dev/null; }
 
 read_settings() {
     local t n c
+    # Set but empty is a mistake (make bench TIERS=), not "the default".
+    [ -n "${TIERS+x}" ] && [ -z "$TIERS" ] && bad "TIERS: set but empty (unset it for the default 300k,500k,800k,1m)"
+    [ -n "${CONTENDERS+x}" ] && [ -z "$CONTENDERS" ] && bad "CONTENDERS: set but empty (unset it for every contender)"
     TIERS=${TIERS:-300k,500k,800k,1m}
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
     MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
+    QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}
+    in_range "$QUIET_MAX" 0 86400 || bad "QUIET_MAX: expects whole seconds (0 = no gate): $QUIET_MAX"
+    in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
+    in_range "$DISTURB_PCT" 0 100 || bad "DISTURB_PCT: expects 0..100 (% of the machine): $DISTURB_PCT"
     is_pos "$REPEAT" || bad "REPEAT: expects a count >= 1: $REPEAT"
     is_uint "$HOLD" || bad "HOLD: expects whole seconds: $HOLD"
     [ "$HEARTBEAT" = auto ] || is_uint "$HEARTBEAT" || bad "HEARTBEAT: expects whole seconds or auto: $HEARTBEAT"
@@ -81,11 +102,11 @@ read_settings() {
     [ -z "$CLIENT_WORKER_CONNS" ] || is_pos "$CLIENT_WORKER_CONNS" || bad "CLIENT_WORKER_CONNS: expects a count: $CLIENT_WORKER_CONNS"
 
     # Tiers: smallest first (the memory guard learns from the smaller ones), no duplicates.
-    local pairs=() last=""
-    for t in ${TIERS//,/ }; do
-        [[ $t =~ ^[0-9]+[kKmM]?$ ]] && n=$(tier_count "$t") && [ "$n" -gt 0 ] \
-            || bad "TIERS: not a connection count: '$t' (e.g. 2000, 10k, 1m)"
-        pairs+=("$n $t")
+    local pairs=() last="" items=()
+    IFS=', ' read -r -a items <<<"$TIERS"        # no glob expansion of the text
+    for t in "${items[@]}"; do
+        parse_tier "$t" || bad "TIERS: $TIER_ERR"
+        pairs+=("$TIER_VALUE $t")
     done
     [ ${#pairs[@]} -gt 0 ] || bad "TIERS: empty"
     TIER_N=() TIER_LABEL=()
@@ -96,8 +117,9 @@ read_settings() {
 
     CONT=()
     if [ -n "${CONTENDERS:-}" ]; then
-        for c in ${CONTENDERS//,/ }; do
-            [[ " ${KNOWN_CONTENDERS[*]} " == *" $c "* ]] || bad "CONTENDERS: unknown contender '$c' (known: ${KNOWN_CONTENDERS[*]})"
+        IFS=', ' read -r -a items <<<"$CONTENDERS"
+        for c in "${items[@]}"; do
+            [[ " ${C1M_CONTENDERS[*]} " == *" $c "* ]] || bad "CONTENDERS: unknown contender '$c' (known: ${C1M_CONTENDERS[*]})"
             [[ " ${CONT[*]} " == *" $c "* ]] || CONT+=("$c")
         done
         [ ${#CONT[@]} -gt 0 ] || bad "CONTENDERS: empty"
@@ -106,24 +128,37 @@ read_settings() {
         if uvloop_importable; then CONT+=(uvloop)
         else log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"; fi
     fi
+    check_reference_out
 }
 
-# Namespaces named like run_one.sh's (c1m-PID-N): one whose PID is gone was
-# left by an interrupted run, one whose PID lives belongs to a concurrent run.
-# Both are reported, neither touched: they may not be ours. Other namespaces
+# A reference run (OUT=results/reference*) must be reproducible from its
+# git_commit: refused from a tree with uncommitted changes to tracked files
+# (what meta.json's git_dirty reports), before anything is created.
+check_reference_out() {
+    local out root dirty
+    [ -n "${OUT:-}" ] || return 0
+    out=$(realpath -m -- "$OUT") root=$(realpath -m -- "$C1M_ROOT/results")
+    case $out in "$root"/reference*) ;; *) return 0 ;; esac
+    dirty=$(git -C "$C1M_ROOT" status --porcelain --untracked-files=no 2>&1) \
+        || bad "OUT=$OUT: a reference run needs a clean git tree, and git cannot tell: ${dirty%%$'\n'*}"
+    [ -z "$dirty" ] || bad "OUT=$OUT: a reference run needs a clean git tree (commit first); uncommitted changes in: $(awk '{print $NF}' <<<"$dirty" | head -n 5 | tr '\n' ' ')"
+}
+
+# Leftovers of earlier runs killed before their cleanup (kill -9 of run_one.sh
+# or of bench.sh): found by their state files and namespace names
+# (lib/orphans.sh), removed, and said. A concurrent live run is left alone
+# with a warning (it shares the CPUs and the slab counters); other namespaces
 # (tests, containers) get a one-line note.
 check_namespaces() {
-    local ns pid others=()
+    local ns line others=()
+    orphans_scan
+    for line in "${ORPHAN_REPORT[@]}"; do say "removed leftovers of an interrupted run: $line"; done
+    for line in "${ORPHAN_LIVE[@]}"; do
+        say "warning: another benchmark run is active ($line): it shares the CPUs and the" \
+            "kernel's slab counters, so these figures will be disturbed"
+    done
     while read -r ns _; do
-        [[ $ns =~ ^c1m-([0-9]+)-[0-9]+$ ]] || { others+=("$ns"); continue; }
-        pid=${BASH_REMATCH[1]}
-        if kill -0 "$pid" 2>/dev/null; then
-            say "warning: another benchmark run is active (namespace $ns, pid $pid): it shares the" \
-                "CPUs and the kernel's slab counters, so these figures will be disturbed"
-        else
-            say "warning: namespace $ns was left by an interrupted run (pid $pid is gone); it may" \
-                "hold sockets and memory: ip netns del $ns"
-        fi
+        [[ $ns =~ ^c1m-[0-9]+-[0-9]+$ ]] || others+=("$ns")
     done < <(ip netns list 2>/dev/null)
     [ ${#others[@]} -eq 0 ] || say "note: other network namespaces exist (${others[*]}): if they" \
         "carry traffic, it shows in the machine-wide slab and CPU figures"
@@ -142,6 +177,7 @@ write_meta() {
         repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" \
         min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
+        quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" \
         || say "warning: could not write meta.json"
 }
 
@@ -156,7 +192,9 @@ declare -A COST_TIER=()
 # idle share; repeats at one tier keep the largest figure.
 learn_cost() {
     local c=$1 n=$2 user=${RES[user_bytes_per_conn]:-} slab=${RES[slab_bytes_per_conn]:-}
-    local kern=${RES[kernel_bytes_per_conn]:-} idle=${RES[server_rss_idle_kib]:-0} acc=${RES[accepted]:-0} per
+    local kern=${RES[kernel_bytes_per_conn]:-} idle=${RES[server_rss_idle_kib]:-0} acc=${RES[accepted]:-0} per v
+    # plain integers only: the record is data, never an arithmetic expression
+    for v in "$user" "$slab" "$kern" "$idle" "$acc"; do [[ $v =~ ^-?[0-9]{0,15}$ ]] || return 0; done
     [ -n "$user" ] && [ -n "$slab" ] && [ "$acc" -gt 0 ] || return 0
     [ "$user" -lt 0 ] && user=0
     [ -n "$kern" ] && [ "$kern" -gt "$slab" ] && slab=$kern
@@ -203,11 +241,21 @@ CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_N
 declare -A RES=()
 declare -A UNAVAILABLE=()
 
+# load_result DIR: the keys bench.sh itself uses, from DIR/result.json, into
+# RES (record.py get: one value per line, empty when missing; no JSON in bash).
+RESULT_KEYS=(status note accepted t_accept_s client_start_unix_ms server_cpu_connect_s
+             server_cpu_hold_pct user_bytes_per_conn kernel_bytes_per_conn slab_bytes_per_conn
+             server_rss_kib server_rss_idle_kib disturb_cause flags)
 load_result() {
-    local k v
+    local vals=() i
     RES=()
-    [ -f "$1/result.env" ] || return 1
-    while IFS='=' read -r k v; do [ -n "$k" ] && RES[$k]=$v; done < "$1/result.env"
+    [ -f "$1/result.json" ] || return 1
+    mapfile -t vals < <("$PYTHON" "$RECORD_PY" get "$1/result.json" "${RESULT_KEYS[@]}")
+    [ ${#vals[@]} = ${#RESULT_KEYS[@]} ] || return 1
+    for i in "${!RESULT_KEYS[@]}"; do
+        [ -n "${vals[i]}" ] && RES[${RESULT_KEYS[i]}]=${vals[i]}
+    done
+    return 0
 }
 
 # ramp_file ID: RUN/ramp/ID.csv (seconds since client start, accepted, open)
@@ -223,14 +271,14 @@ write_ramp() {
           printf "%.2f,%d,%d\n", (s < 0 ? 0 : s), $3, $2 }' "$dir/ramp.csv" > "$OUT/ramp/$id.csv"
 }
 
-# record ID RUNDIR KEY=VALUE...: one runs.csv row from RUNDIR/result.env.
+# record ID RUNDIR KEY=VALUE...: one runs.csv row from RUNDIR/result.json.
 record() {
     local id=$1 dir=$2; shift 2
-    local env=- ramp="" rdir=""
-    [ -f "$dir/result.env" ] && env=$dir/result.env
+    local rec=- ramp="" rdir=""
+    [ -f "$dir/result.json" ] && rec=$dir/result.json
     [ -d "$dir" ] && rdir=runs/$id
     write_ramp "$id" "$dir" && ramp=ramp/$id.csv
-    "$PYTHON" "$RESULTS_PY" row "$OUT" "$env" "$@" ramp_file="$ramp" run_dir="$rdir" \
+    "$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" ramp_file="$ramp" run_dir="$rdir" \
         || { say "error: cannot append to $OUT/runs.csv"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
 }
 
@@ -269,7 +317,9 @@ run_case() {
     fi
     mkdir -p "$dir" || die "cannot create $dir"
     local args=(--contender "$c" --conns "$n" --out "$dir" --hold "$HOLD" --heartbeat "$hb"
-                --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB")
+                --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB"
+                --quiet-max "$QUIET_MAX" --quiet-cpu-pct "$QUIET_CPU_PCT" --disturb-pct "$DISTURB_PCT"
+                --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS")
     [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
     if [ -n "$CLIENT_WORKER_CONNS" ]; then
         # never above what this shell's fd limit allows the client (its own check exits 2)
@@ -277,14 +327,19 @@ run_case() {
         args+=(--client-worker-conns "$(( CLIENT_WORKER_CONNS < cap ? CLIENT_WORKER_CONNS : cap ))")
     fi
     # In the background and waited for: a signal to this script is then handled
-    # at once (bash runs traps only between foreground commands). Its stderr
-    # (live progress, messages) goes to the terminal and run_one.log; the tee
-    # ignores ^C so run_one.sh can still report while it cleans up.
-    "$C1M_ROOT/harness/run_one.sh" "${args[@]}" 2> >(trap '' INT; exec tee "$dir/run_one.log" >&2) &
+    # at once (bash runs traps only between foreground commands). run_one.sh
+    # writes its messages and live progress to run_one.log itself (--log) and
+    # bench.sh copies that file to the terminal: no pipe between them whose
+    # reader, dying first, could kill run_one.sh with SIGPIPE before it cleans up.
+    : > "$dir/run_one.log"
+    "$C1M_ROOT/harness/run_one.sh" "${args[@]}" --log "$dir/run_one.log" &
     CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r")
-    wait "$CUR_PID"; rc=$?
-    local row=("${CUR_ROW[@]}")
-    CUR_PID="" CUR_ROW=()
+    exec {CUR_LOG}<"$dir/run_one.log"          # opened after the start: not inherited by the run
+    wait_run "$CUR_PID"; rc=$RUN_RC
+    local row=("${CUR_ROW[@]}") leftovers
+    leftovers=$(remove_leftovers "$CUR_PID")
+    exec {CUR_LOG}<&-
+    CUR_PID="" CUR_ROW=() CUR_LOG=""
     if load_result "$dir" && [ "$rc" = 0 ]; then
         record "${row[@]}"
         learn_cost "$c" "$n"
@@ -293,7 +348,11 @@ run_case() {
         # namespace; 130: someone signalled it): recorded, counted, and on.
         HARNESS_ERRORS=$((HARNESS_ERRORS + 1))
         [ "${RES[status]:-}" = interrupted ] || RES[status]=harness-error
-        RES[note]="run_one.sh exited $rc: $(grep -v $'\r' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
+        if [ -n "$leftovers" ] || [ "$rc" = 137 ]; then     # died before its cleanup
+            RES[note]="run_one.sh was killed (signal $((rc - 128)))${leftovers:+; removed what it left: $leftovers}"
+        else
+            RES[note]="run_one.sh exited $rc: $(grep -v $'\r' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
+        fi
         record "${row[@]}" status="${RES[status]}" note="${RES[note]}"
     fi
     report_run
@@ -301,17 +360,51 @@ run_case() {
     return 0
 }
 
+# wait_run PID: wait for run_one.sh, copying what it appends to its log onto
+# the terminal as it comes (CUR_LOG reads it: the shared file offset keeps
+# the place). Returns at once when it ends, however it ends (kill -9
+# included); RUN_RC is its exit status.
+RUN_RC="" CUR_LOG=""
+wait_run() {
+    local pid=$1 tick done
+    while :; do
+        sleep 0.5 & tick=$!
+        done=""
+        wait -n -p done "$pid" "$tick"; RUN_RC=$?
+        show_log
+        if [ "$done" = "$pid" ]; then
+            kill "$tick" 2>/dev/null; wait "$tick" 2>/dev/null
+            return 0
+        fi
+    done
+}
+show_log() { [ -n "$CUR_LOG" ] && cat <&"$CUR_LOG" >&2; return 0; }
+
+# remove_leftovers PID: run_one.sh PID has ended; if it died before its
+# cleanup (its state directory is still there: kill -9), remove what it left
+# now - server, client, samplers, namespace, counters file, raised sysctls -
+# and print that on one line.
+remove_leftovers() {
+    local line
+    [ -d "$C1M_STATE_ROOT/run-$1" ] || return 0
+    ORPHAN_REPORT=()
+    orphans_clean_run "$C1M_STATE_ROOT/run-$1"
+    [ ${#ORPHAN_REPORT[@]} -gt 0 ] || return 0
+    printf '\n' >&2                             # after its last progress line
+    for line in "${ORPHAN_REPORT[@]}"; do say "   removed what run_one.sh (pid $1) left: $line"; done
+    printf '%s; ' "${ORPHAN_REPORT[@]}" | sed 's/; $//'
+}
+
 # ---- cleanup ----------------------------------------------------------------
 # stop_current: end the run in progress; run_one.sh's own traps stop its
-# client and server and delete its namespace. Only if it had to be killed is
-# its namespace deleted here.
+# client and server and delete its namespace. If it had to be killed, what it
+# left is removed here.
 stop_current() {
     [ -n "$CUR_PID" ] || return 0
     say "stopping the run in progress (pid $CUR_PID)"
     stop_pid "$CUR_PID" 300
-    if [ "$C1M_STOP_KILLED" = 1 ] && [ -s "$CUR_DIR/netns" ]; then
-        ip netns del "$(cat "$CUR_DIR/netns")" 2>/dev/null
-    fi
+    show_log
+    remove_leftovers "$CUR_PID" >/dev/null
     CUR_PID=""
 }
 
@@ -332,6 +425,8 @@ finish_partial() {
     fi
 }
 
+bench_interrupted() { INTERRUPTED=1; printf '\n' >&2; }
+
 main() {
     case "${1:-}" in -h|--help) usage 0 ;; "") ;; *) log "bench.sh takes no arguments, only settings in the environment"; usage ;; esac
     local cmd
@@ -344,12 +439,15 @@ main() {
     setup_out
     on_exit finish_partial
     on_exit stop_current
-    trap 'INTERRUPTED=1; printf "\n" >&2; _c1m_on_signal' INT TERM
+    on_signal bench_interrupted
     RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#CONT[@]} ))
     say "c1m bench: $cmd"
     say "results: $OUT"
     say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; $RUNS_TOTAL runs"
     check_namespaces
+    # The quiet gate's reference (lib/gate.sh): Slab and TCP objects before any run.
+    read -r BASE_SLAB_KIB BASE_TCP_OBJS <<<"$(gate_baseline)"
+    [ "$QUIET_MAX" = 0 ] || say "quiet gate: up to ${QUIET_MAX}s before each run; baseline Slab ${BASE_SLAB_KIB} KiB, ${BASE_TCP_OBJS} TCP objects"
     write_meta command="$cmd" started_utc="$(date -u +%FT%TZ)" completed=false
 
     local i r c

@@ -5,53 +5,94 @@
 # the ramp until the *server* has accepted all N (its own counters, polled every
 # 10 ms: a slow server's kernel completes handshakes long before it accepts).
 # Then holds with heartbeats to measure idle CPU, stops everything and deletes
-# the namespace (teardown is outside the timed region). Writes OUT/result.env,
-# OUT/ramp.csv, OUT/sysctl.txt, OUT/client.json, OUT/netns (the namespace's
-# name, for a caller's last-resort cleanup) and logs. harness/README.md lists
-# the result.env keys.
+# the namespace (teardown is outside the timed region). Before the server
+# starts, waits for a quiet machine (lib/gate.sh); during the run, samples the
+# CPU used outside the run (lib/disturb.py); at the end of the hold, checks the
+# server's counters, the namespace's sockets and the client agree. Writes
+# OUT/result.json (lib/record.py; harness/README.md lists its keys),
+# OUT/ramp.csv, OUT/disturb.jsonl, OUT/sysctl.txt, OUT/client.json, OUT/netns
+# (the namespace's name, for a caller's last-resort cleanup) and logs.
 #
 # Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
 source "$C1M_ROOT/harness/lib/netns.sh"
+source "$C1M_ROOT/harness/lib/orphans.sh"
 source "$C1M_ROOT/harness/lib/probe.sh"
+source "$C1M_ROOT/harness/lib/gate.sh"
 
 usage() {
     cat >&2 <<'USAGE'
 usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S]
                   [--timeout S] [--port P] [--server-worker-conns N]
-                  [--client-worker-conns N] [--min-available MiB] [--quiet]
+                  [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
+                  [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P]
+                  [--baseline-slab-kib N --baseline-tcp-objs N]
   NAME: c | pyext | asyncio-protocol | asyncio-streams | uvloop
+  --log FILE: append this script's messages and progress to FILE (not stderr)
 USAGE
     exit 2
 }
 
 contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 port=9000
-swc="" cwc="" min_avail=1024 quiet=0
+swc="" cwc="" min_avail=1024 quiet=0 logfile=""
+# need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
+need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
+quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 base_slab="" base_tcp=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --contender) contender=${2:-}; shift 2 ;;
-        --conns) conns=$(tier_count "${2:-}") || { log "--conns: not a count: ${2:-}"; usage; }; shift 2 ;;
-        --out) out=${2:-}; shift 2 ;;
-        --hold) hold=${2:-}; shift 2 ;;
-        --heartbeat) heartbeat=${2:-}; shift 2 ;;
-        --timeout) timeout=${2:-}; shift 2 ;;
-        --port) port=${2:-}; shift 2 ;;
-        --server-worker-conns) swc=${2:-}; shift 2 ;;
-        --client-worker-conns) cwc=${2:-}; shift 2 ;;
-        --min-available) min_avail=${2:-}; shift 2 ;;
+        --contender) need_value "$@"; contender=$2; shift 2 ;;
+        --conns) need_value "$@"; parse_tier "$2" || { log "--conns: $TIER_ERR"; usage; }; conns=$TIER_VALUE; shift 2 ;;
+        --out) need_value "$@"; out=$2; shift 2 ;;
+        --hold) need_value "$@"; hold=$2; shift 2 ;;
+        --heartbeat) need_value "$@"; heartbeat=$2; shift 2 ;;
+        --timeout) need_value "$@"; timeout=$2; shift 2 ;;
+        --port) need_value "$@"; port=$2; shift 2 ;;
+        --server-worker-conns) need_value "$@"; swc=$2; shift 2 ;;
+        --client-worker-conns) need_value "$@"; cwc=$2; shift 2 ;;
+        --min-available) need_value "$@"; min_avail=$2; shift 2 ;;
         --quiet) quiet=1; shift ;;
+        --log) need_value "$@"; logfile=$2; shift 2 ;;
+        --quiet-max) need_value "$@"; quiet_max=$2; shift 2 ;;
+        --quiet-cpu-pct) need_value "$@"; quiet_cpu_pct=$2; shift 2 ;;
+        --disturb-pct) need_value "$@"; disturb_pct=$2; shift 2 ;;
+        --baseline-slab-kib) need_value "$@"; base_slab=$2; shift 2 ;;
+        --baseline-tcp-objs) need_value "$@"; base_tcp=$2; shift 2 ;;
         -h|--help) usage ;;
         *) log "unknown flag: $1"; usage ;;
     esac
 done
-[ -n "$contender" ] && [ -n "$conns" ] && [ -n "$out" ] || usage
-for v in hold heartbeat timeout port min_avail; do
-    [[ ${!v} =~ ^[0-9]+$ ]] || { log "--${v//_/-}: expects a whole number: ${!v}"; usage; }
+# From here on, messages and progress go to --log (bench.sh shows that file:
+# no pipe whose reader could die and take this script down with SIGPIPE).
+if [ -n "$logfile" ]; then
+    exec 2>>"$logfile" || { log "--log: cannot write $logfile"; usage; }
+fi
+# Every value checked before anything is created (exit 2 naming the flag).
+[ -n "$contender" ] || { log "--contender: required"; usage; }
+[ -n "$conns" ] || { log "--conns: required"; usage; }
+[ -n "$out" ] || { log "--out: required"; usage; }
+[[ " ${C1M_CONTENDERS[*]} " == *" $contender "* ]] \
+    || { log "--contender: unknown contender '$contender' (known: ${C1M_CONTENDERS[*]})"; usage; }
+in_range "$port" 1 65535 || { log "--port: expects 1..65535: $port"; usage; }
+in_range "$timeout" 1 31536000 || { log "--timeout: expects whole seconds >= 1: $timeout"; usage; }
+for v in hold heartbeat min_avail quiet_max quiet_cpu_pct disturb_pct; do
+    in_range "${!v}" 0 31536000 || { log "--${v//_/-}: expects a whole number: ${!v}"; usage; }
 done
+for v in swc cwc; do
+    [ -z "${!v}" ] || in_range "${!v}" 1 100000000 \
+        || { log "--$([ $v = swc ] && echo server || echo client)-worker-conns: expects a count >= 1: ${!v}"; usage; }
+done
+[ "$quiet_cpu_pct" -le 100 ] || { log "--quiet-cpu-pct: expects 0..100 (% of the machine): $quiet_cpu_pct"; usage; }
+[ "$disturb_pct" -le 100 ] || { log "--disturb-pct: expects 0..100 (% of the machine): $disturb_pct"; usage; }
+[[ $base_slab =~ ^[0-9]*$ ]] || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
+[[ $base_tcp =~ ^[0-9]*$ ]] || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
 require_root run_one.sh
 [ -x "$BUILD/c1m-server" ] && [ -x "$BUILD/c1m-client" ] && [ -x "$BUILD/c1m-stat" ] \
     || die "binaries missing in $BUILD: run 'make build' first"
+# The run's state (lib/orphans.sh), removed last: what to find again if this
+# script is killed before its cleanup (kill -9), for the next bench.sh.
+state_init
+on_exit state_remove
 mkdir -p "$out" || die "cannot create $out"
 
 server_cmd() {
@@ -69,18 +110,24 @@ server_cmd() {
 
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail)
+# write_result: OUT/result.json from R (typed, the client's summary merged in,
+# sanity bounds applied: harness/lib/record.py), on every exit path.
 write_result() {
-    local k
-    for k in "${!R[@]}"; do printf '%s=%s\n' "$k" "${R[$k]//$'\n'/ }"; done | sort > "$out/result.env"
+    local k kv=()
+    for k in "${!R[@]}"; do kv+=("$k=${R[$k]//$'\n'/ }"); done
+    "$PYTHON" "$C1M_ROOT/harness/lib/record.py" write "$out/result.json" --client "$out/client.json" "${kv[@]}" \
+        || log "error: cannot write $out/result.json"
 }
 on_exit write_result
-# A stop signal marks the run interrupted; the cleanup stack then ends the
-# client and server, deletes the namespace and writes result.env.
-trap 'R[status]=interrupted; R[note]="interrupted by a signal"; _c1m_on_signal' INT TERM
+# A stop signal (INT, TERM, HUP) marks the run interrupted; the cleanup stack
+# then ends the client and server, deletes the namespace and writes result.json.
+run_interrupted() { R[status]=interrupted; R[note]="interrupted by SIG$1"; }
+on_signal run_interrupted
 
 ns=c1m-$$-$RANDOM
 stats=/dev/shm/c1m-run-$$.stats
-on_exit "rm -f $stats"
+state_put stats "$stats"
+on_exit rm -f "$stats"
 need_files=$((conns * 2 + 200000))
 ensure_at_least fs.file-max "$need_files"
 netns_create "$ns"
@@ -88,12 +135,19 @@ R[netns]=$ns
 echo "$ns" > "$out/netns"
 netns_applied "$ns" > "$out/sysctl.txt"
 
+# Quiet-machine gate (lib/gate.sh): wait until earlier runs' sockets are freed
+# and the CPUs are idle. A run that starts after a timeout is marked disturbed.
+rm -f "$out/client.json" "$out/disturb.jsonl"
+quiet_gate "$quiet_max" "$quiet_cpu_pct" "$base_slab" "$base_tcp" "$ns"
+R[gate]=$GATE R[gate_wait_s]=$GATE_WAIT_S
+[ "$GATE" = timeout ] && log "$contender: the machine did not get quiet in ${quiet_max}s (${GATE_CAUSE}): running anyway, marked disturbed"
+
 cmd=$(server_cmd)
 R[server_cmd]=$cmd
 ( cd "$C1M_ROOT" && export PYTHONPATH="$C1M_ROOT:$BUILD/pyext" && exec ip netns exec "$ns" $cmd ) \
     > "$out/server.log" 2>&1 &
 spid=$!
-on_exit "stop_pid $spid 120"
+on_exit stop_pid "$spid" 120
 
 if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
     if ! kill -0 "$spid" 2>/dev/null; then
@@ -106,8 +160,18 @@ if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
     log "$contender: ${R[note]}"
     exit 0
 fi
+# The disturbance sampler (lib/disturb.py): CPU used outside this script's
+# process tree, one sample a second and one at each phase boundary (SIGUSR1).
+"$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" sample --root $$ --out "$out/disturb.jsonl" &
+dpid=$!
+state_pid disturb "$dpid"
+on_exit stop_pid "$dpid" 5
+# SIGUSR1 only once it has set up its signals (it then creates its file).
+for ((i = 0; i < 100; i++)); do [ -e "$out/disturb.jsonl" ] && break; sleep 0.1; done
+mark() { [ -e "$out/disturb.jsonl" ] && kill -USR1 "$dpid" 2>/dev/null; }
 sleep 1   # let the workers settle before the baseline
 pids=$(server_pids "$stats" "$spid")
+workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
 R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
 read -r idle_anon idle_pss <<<"$(rss_kib $pids)"
 read -r sock0 slab0 <<<"$(slab_kib)"
@@ -116,18 +180,20 @@ R[server_pss_idle_kib]=$idle_pss
 
 "$BUILD/c1m-stat" --csv --watch 100 "$stats" > "$out/ramp.csv" 2>/dev/null &
 rpid=$!
-on_exit "stop_pid $rpid 5"
+state_pid sampler "$rpid"
+on_exit stop_pid "$rpid" 5
 
 client=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$port" --hold inf
         --heartbeat "$heartbeat" --min-available "$min_avail" --json "$out/client.json" --quiet)
 [ -n "$cwc" ] && client+=(--worker-conns "$cwc")
 cpu0=$(cpu_ticks $pids)
 read -r mb0 mt0 <<<"$(machine_cpu)"
+mark
 t0=$(now_s)
 R[client_start_unix_ms]=$(awk -v t="$t0" 'BEGIN{printf "%.0f", t * 1000}')
 ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
 cpid=$!
-on_exit "stop_pid $cpid 120"
+on_exit stop_pid "$cpid" 120
 
 # Ramp: poll the server's counters until it holds all N.
 reached=0 shown=0
@@ -136,10 +202,10 @@ while :; do
         reached=1; break
     fi
     t=$(now_s)
-    open=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
+    open=$(stat_get "$stats" open)
     el=$(elapsed "$t0" "$t")
     [ "$quiet" = 1 ] || { shown=1; printf '\r  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
-        "$conns" "$open" "$conns" "$(awk -v o="$open" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
+        "$conns" "${open:-0}" "$conns" "$(awk -v o="${open:-0}" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
     if ! kill -0 "$spid" 2>/dev/null; then R[status]=crashed; R[note]="server exited during the ramp"; break; fi
     if ! kill -0 "$cpid" 2>/dev/null; then
         # The client ends early only on failure (it holds forever otherwise).
@@ -149,10 +215,11 @@ while :; do
     if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
 done
 t1=$(now_s)
+mark
 [ "$shown" = 1 ] && printf '\n' >&2
 cpu1=$(cpu_ticks $pids)
 read -r mb1 mt1 <<<"$(machine_cpu)"
-R[accepted]=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
+R[accepted]=$(stat_get "$stats" open)
 R[t_accept_s]=$(elapsed "$t0" "$t1")
 [ "$reached" = 1 ] && R[status]=ok
 R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
@@ -162,7 +229,7 @@ read -r full_anon full_pss <<<"$(rss_kib $pids)"
 read -r sock1 slab1 <<<"$(slab_kib)"
 R[server_rss_kib]=$full_anon
 R[server_pss_kib]=$full_pss
-n=${R[accepted]}
+n=${R[accepted]:-0}
 if [ "$n" -gt 0 ]; then
     R[user_bytes_per_conn]=$(( (full_anon - idle_anon) * 1024 / n ))
     # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
@@ -188,42 +255,83 @@ hold_wait() {
 # Hold: idle CPU with heartbeats running. Reading /proc for 50+ pids takes a
 # while under load, so the CPU% is over the wall time between the midpoints
 # of the two readings, not over the nominal hold.
+hold_win=()
 if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
+    mark
     ta=$(now_s); c0=$(cpu_ticks $pids); tb=$(now_s); read -r hb0 ht0 <<<"$(machine_cpu)"
     hold_wait "$hold"
     tc=$(now_s); c1=$(cpu_ticks $pids); td=$(now_s); read -r hb1 ht1 <<<"$(machine_cpu)"
+    mark
+    hold_win=(--hold "$ta" "$td")
     wall=$(awk -v a="$ta" -v b="$tb" -v c="$tc" -v d="$td" 'BEGIN{printf "%.3f", (c + d) / 2 - (a + b) / 2}')
     R[hold_wall_s]=$wall
     R[server_cpu_hold_pct]=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v s="$wall" 'BEGIN{printf "%.1f", (s > 0 ? 100 * t / hz / s : 0)}')
     R[machine_cpu_hold_pct]=$(awk -v b=$((hb1 - hb0)) -v t=$((ht1 - ht0)) -v n="$(nproc)" 'BEGIN{printf "%.0f", t ? 100 * n * b / t : 0}')
-    R[open_after_hold]=$("$BUILD/c1m-stat" --get open "$stats" 2>/dev/null || echo 0)
-    R[slow_closed]=$("$BUILD/c1m-stat" --get slow "$stats" 2>/dev/null || echo 0)
+    R[open_after_hold]=$(stat_get "$stats" open)
+    R[slow_closed]=$(stat_get "$stats" slow)
+fi
+
+# Health at the end of the hold, from three sides that must agree: the
+# server's counters (live workers only), the namespace's TCP sockets (two per
+# loopback connection, plus one listener per worker) and, once it stopped, the
+# client's own count. A worker that died is a failure, never a count.
+if [ "$reached" = 1 ]; then
+    h_server=$(stat_get "$stats" open)
+    h_dead_stat=$(stat_get "$stats" workers_dead)     # "" until c1m-stat knows the field
+    h_gone=$(pids_gone $workers)
+    h_parent_gone=$(pids_gone "$spid")
+    h_dead=$h_gone
+    [ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
+    R[workers_dead]=$h_dead
+    h_inuse=$(netns_tcp_inuse "$ns")
+    h_listen=$(netns_listeners "$ns")
+    h_sock=""
+    if [[ $h_inuse =~ ^[0-9]+$ ]] && [ $(( (h_inuse - h_listen) % 2 )) = 0 ]; then
+        h_sock=$(( (h_inuse - h_listen) / 2 ))
+    fi
 fi
 
 stop_pid "$cpid" 120
 R[client_exit]=$C1M_STOP_RC
-if [ -s "$out/client.json" ]; then
-    eval "$("$PYTHON" - "$out/client.json" <<'PY'
-import json, sys
-j = json.load(open(sys.argv[1]))
-hb = j.get("heartbeat") or {}
-lat = j.get("connect_latency_ms") or {}
-f = j.get("failures") or {}
-vals = {
-    "client_established": j.get("established", 0), "client_failed": j.get("failed", 0),
-    "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(f.items())) or "none",
-    "t_client_established_s": j.get("time_to_established_s", ""),
-    "client_workers": j.get("workers", ""),
-    # user+sys of the client's whole run (ramp, hold, heartbeats), not the ramp alone
-    "client_cpu_run_s": round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2),
-    "connect_p99_ms": lat.get("p99", ""), "hb_pongs": hb.get("pongs", 0),
-    "hb_p99_ms": (hb.get("latency_ms") or {}).get("p99", ""),
-}
-for k, v in vals.items():
-    print(f"R[{k}]={json.dumps('' if v is None else str(v))}")
-PY
-)"
+stop_pid "$dpid" 5
+
+if [ "$reached" = 1 ]; then
+    h_client=""
+    [ -s "$out/client.json" ] && h_client=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/client.json" open_at_end 2>/dev/null)
+    [[ $h_client =~ ^[0-9]+$ ]] || h_client=""
+    R[health]="target=$conns server=${h_server:-?} sockets=${h_sock:-?} (inuse ${h_inuse:-?} - ${h_listen:-?} listening, /2) client=${h_client:-?} workers_dead=$h_dead/$(wc -w <<<"$workers")${h_dead_stat:+ (counters: $h_dead_stat)}"
+    if [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
+        R[status]=server-died
+        R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")"
+    elif [ -z "$h_server" ] || [ -z "$h_sock" ] || [ -z "$h_client" ] \
+         || [ "$h_server" != "$conns" ] || [ "$h_sock" != "$conns" ] || [ "$h_client" != "$conns" ]; then
+        R[status]=inconsistent
+        R[note]="${R[note]:+${R[note]}; }the end-of-hold counts disagree: ${R[health]}"
+    fi
 fi
+
+# Disturbance: outside CPU over the ramp and the hold (lib/disturb.py), and
+# the gate's verdict. Only an otherwise ok run becomes "disturbed"; the
+# cause is recorded whatever the status.
+if [ -s "$out/disturb.jsonl" ]; then
+    while IFS='=' read -r k v; do
+        [ -n "$k" ] && R[$k]=$v
+    done < <("$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" summary "$out/disturb.jsonl" \
+                 --ramp "$t0" "$t1" "${hold_win[@]}" --limit "$disturb_pct")
+fi
+causes=()
+[ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")
+unset 'R[disturbed]'
+[ "$GATE" = timeout ] && causes+=("started after the quiet gate timed out (${quiet_max}s): $GATE_CAUSE")
+# No disturbance figure (the sampler failed): the run is not proven quiet.
+[ "$reached" = 1 ] && [ -z "${R[outside_cpu_pct]:-}" ] && R[flags]="${R[flags]:+${R[flags]};}disturbance-unmeasured"
+if [ ${#causes[@]} -gt 0 ]; then
+    R[disturb_cause]=$(printf '%s; ' "${causes[@]}"); R[disturb_cause]=${R[disturb_cause]%; }
+    [ "${R[status]}" = ok ] && R[status]=disturbed
+else
+    unset 'R[disturb_cause]'
+fi
+
 stop_pid "$rpid" 5
 # Stop the server with a bounded wait (a Python server closing 1M sockets takes
 # a while) and record how it ended: 0 is a clean stop.

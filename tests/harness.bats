@@ -1,9 +1,16 @@
 #!/usr/bin/env bats
 # The benchmark harness end to end on a tiny tier: harness/bench.sh, runs.csv,
-# meta.json, plots, plot.sh, SIGINT cleanup, the non-root refusal and the
-# memory guard. Everything but the non-root test needs root (skips without).
-# One small suite (3 contenders x 2k, several workers each) runs once in
-# setup_file and is shared by the first tests.
+# meta.json, plots, plot.sh, every stop path (SIGINT, SIGTERM and SIGHUP to the
+# process group, kill -9 of run_one.sh or of bench.sh) cleaning up, input
+# validation (exit 2 before anything is created), the non-root refusal and the
+# memory guard. Everything but the non-root and usage tests needs root (skips
+# without). One small suite (3 contenders x 2k, several workers each) runs once
+# in setup_file and is shared by the first tests.
+#
+# The machine is shared while tests run: runs expected to be "ok" disable the
+# disturbance status and bound the quiet gate (QUIET below).
+
+QUIET=(DISTURB_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=5)
 
 setup_file() {
     load helpers
@@ -14,7 +21,7 @@ setup_file() {
     local contenders=c,asyncio-protocol,pyext
     [ "${SANITIZE:-0}" = 1 ] && contenders=c,asyncio-protocol
     export SUITE_CONTENDERS=$contenders
-    (cd "$C1M_ROOT" && exec env TIERS=2k CONTENDERS="$contenders" HOLD=2 HEARTBEAT=1 \
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS="$contenders" HOLD=2 HEARTBEAT=1 \
         SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=800 SETTLE_MAX=5 OUT="$RUN_DIR" \
         PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_FILE_TMPDIR/bench.out" 2>&1
     echo $? > "$BATS_FILE_TMPDIR/bench.rc"
@@ -29,6 +36,7 @@ setup() {
 teardown() {
     # a test that failed half-way: bench.sh's own traps clean up on SIGTERM
     stop_pid "$BENCH_PID"
+    [ -z "${FILE_MAX_SAVED:-}" ] || sysctl -q -w fs.file-max="$FILE_MAX_SAVED"
     check_sanitizer_logs
 }
 
@@ -51,6 +59,37 @@ host_sysctls() {
 
 in_hold() { grep -qs "holding" "$1"/runs/*/run_one.log; }
 group_empty() { ! pgrep -g "$1" >/dev/null; }
+exited() { ! kill -0 "$1" 2>/dev/null; }
+
+# start_bench OUT VAR=value...: bench.sh in the background in its own process
+# group (job control, as from a terminal: it does not ignore SIGINT), one c run
+# at 2k holding 60 s; returns once that run holds. Sets BENCH_PID, RUN_NS (the
+# run's namespace) and RUN_PID (its run_one.sh, from the namespace's name).
+start_bench() {
+    local out=$1; shift
+    set -m
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=60 HEARTBEAT=1 SETTLE_MAX=5 \
+        OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$out.log" 2>&1 &
+    BENCH_PID=$!
+    set +m
+    wait_for 60 in_hold "$out" || fail "never reached the hold: $(cat "$out.log")"
+    RUN_NS=$(cat "$out"/runs/*/netns)
+    RUN_PID=${RUN_NS#c1m-} RUN_PID=${RUN_PID%-*}
+    ip netns list | grep -q "^$RUN_NS\b" || fail "namespace $RUN_NS not there during the run"
+}
+
+# nothing_left OUT PGID RUN_PID HOST_SYSCTLS: the run's namespace, processes
+# (its process group, anything naming OUT), counters file and state directory
+# are gone, and the host's sysctls are what they were.
+nothing_left() {
+    local out=$1 pgid=$2 rp=$3 before=$4
+    wait_for 15 group_empty "$pgid" || fail "left running: $(pgrep -a -g "$pgid")"
+    ! pgrep -f "$out" >/dev/null || fail "left running: $(pgrep -a -f "$out")"
+    ! ip netns list | grep -q "^c1m-$rp-" || fail "namespace left: $(ip netns list | grep "^c1m-$rp-")"
+    [ ! -e "/dev/shm/c1m-run-$rp.stats" ] || fail "counters file /dev/shm/c1m-run-$rp.stats left"
+    [ ! -e "/run/c1m/run-$rp" ] || fail "state directory /run/c1m/run-$rp left"
+    [ "$(host_sysctls)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(host_sysctls))"
+}
 
 @test "bench.sh: 2k for each contender, several workers, exit 0, summary on the terminal" {
     need_suite
@@ -73,7 +112,9 @@ text = re.split(r"\n#+ ", open(readme).read().split("## runs.csv columns", 1)[1]
 documented = re.findall(r"^\| `([a-z0-9_]+)` \|", text, re.M)
 rows = list(csv.DictReader(open(os.path.join(run, "runs.csv"))))
 header = list(rows[0].keys())
-assert header == documented, ("header", header, documented)
+# the documented columns in order, then the keys the records hold beyond them (sorted)
+assert header[:len(documented)] == documented, ("header", header, documented)
+assert header[len(documented):] == sorted(header[len(documented):]), header
 assert sorted(r["contender"] for r in rows) == sorted(contenders), [r["contender"] for r in rows]
 for r in rows:
     c = r["contender"]
@@ -169,7 +210,7 @@ PY
     # Job control: bench.sh gets its own process group and, unlike a plain
     # background job, does not ignore SIGINT - like a ^C on a terminal.
     set -m
-    (cd "$C1M_ROOT" && exec env TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
         PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_TEST_TMPDIR/int.log" 2>&1 &
     BENCH_PID=$!
     set +m
@@ -211,7 +252,7 @@ PY
     out=$BATS_TEST_TMPDIR/guard
     # need = N x max(measured, 8192 B) x 1.15 + MIN_AVAILABLE_MIB (1024) + 256 MiB:
     # 1k (nothing measured yet: 8192 B) needs 1289 MiB, 2k at least 1298 MiB.
-    run env -C "$C1M_ROOT" TIERS=2k,1k CONTENDERS=c HOLD=1 MEM_GUARD_MIB=1293 OUT="$out" \
+    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=2k,1k CONTENDERS=c HOLD=1 MEM_GUARD_MIB=1293 OUT="$out" \
         SETTLE_MAX=5 PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
     assert_success
     assert_output --partial "skipped: does not fit in memory"
@@ -220,4 +261,179 @@ PY
     assert_line "c,1000,1k,1,ok,1000"
     assert_line --regexp '^c,2000,2k,1,skipped-memory,'
     grep -q "skipped-memory" "$out/report.md"
+}
+
+@test "SIGTERM to the process group (timeout, a CI cancel): exit 130, nothing left, the run recorded" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/term
+    start_bench "$out"
+    kill -TERM -- "-$BENCH_PID"                  # every process of the group at once
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+    grep -q ",interrupted," "$out/runs.csv"
+    [ -s "$out"/runs/*/result.json ] || fail "run_one.sh wrote no result.json"
+}
+
+@test "SIGHUP to the process group (a closed terminal): exit 130, nothing left" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/hup
+    start_bench "$out"
+    kill -HUP -- "-$BENCH_PID"
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+    grep -q ",interrupted," "$out/runs.csv"
+}
+
+@test "kill -9 of run_one.sh: bench.sh sees it at once, removes what it left (a raised fs.file-max too), says so" {
+    need_root
+    # Lower fs.file-max under what a 2k run needs (2 x 2000 + 200000): the run
+    # raises it, and only its saved state can put it back after a kill -9.
+    # (Root is exempt from fs.file-max: nothing else running is hurt.)
+    FILE_MAX_SAVED=$(sysctl -n fs.file-max)
+    sysctl -q -w fs.file-max=200000
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/kill-run
+    start_bench "$out"
+    [ "$(sysctl -n fs.file-max)" = 204000 ] || fail "the run did not raise fs.file-max: $(sysctl -n fs.file-max)"
+    kill -KILL "$RUN_PID"
+    # noticed at once, not after the 60 s hold
+    wait_for 30 exited "$BENCH_PID" || fail "bench.sh still waiting: $(cat "$out.log")"
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 1 ] || fail "bench.sh exited $rc (a harness error is 1): $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+    run cat "$out.log"
+    assert_output --partial "removed what run_one.sh (pid $RUN_PID) left: namespace $RUN_NS deleted"
+    assert_output --partial "counters file /dev/shm/c1m-run-$RUN_PID.stats removed"
+    assert_output --partial "fs.file-max restored to 200000"
+    run cut -d, -f5 "$out/runs.csv"
+    assert_line harness-error
+    grep -q "run_one.sh was killed (signal 9)" "$out/runs.csv"
+}
+
+@test "kill -9 of bench.sh: the next bench.sh stops the orphaned run, removes what it left, says so" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/kill-bench
+    start_bench "$out"
+    kill -KILL "$BENCH_PID"
+    wait "$BENCH_PID" 2>/dev/null || true
+    pgid=$BENCH_PID BENCH_PID=
+    kill -0 "$RUN_PID" || fail "run_one.sh died with bench.sh: this test needs it orphaned"
+    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 SETTLE_MAX=5 \
+        OUT="$BATS_TEST_TMPDIR/second" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    assert_success
+    assert_output --partial "removed leftovers of an interrupted run: run_one.sh pid $RUN_PID runs on without its bench.sh"
+    assert_line --regexp "^c +2k +ok "
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+}
+
+@test "bench.sh: bad settings exit 2 naming the setting, before anything is created" {
+    out=$BATS_TEST_TMPDIR/bad
+    check() {     # check SETTING EXPECTED-TEXT VAR=value...
+        local what=$1 text=$2; shift 2
+        run env -C "$C1M_ROOT" CONTENDERS=c OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh
+        [ "$status" = 2 ] || fail "$*: exit $status, not 2: $output"
+        assert_output --partial "$what"
+        assert_output --partial "$text"
+        [ ! -e "$out" ] || fail "$*: created $out"
+    }
+    check TIERS "more than this machine could ever hold" TIERS=9999999999999k
+    check TIERS "more than this machine could ever hold" TIERS=2k,99999999m
+    check TIERS "more than this machine could ever hold" TIERS="$(( $(awk '/^MemTotal:/{print $2}' /proc/meminfo) / 8 + 1 ))"
+    check TIERS "set but empty" TIERS=
+    check TIERS "not a connection count: '2x'" TIERS=2x
+    check TIERS "at least 1" TIERS=0
+    check TIERS "not a connection count: '*'" TIERS='2k,*'
+    check CONTENDERS "set but empty" TIERS=2k CONTENDERS=
+    check CONTENDERS "unknown contender 'bogus'" TIERS=2k CONTENDERS=c,bogus
+    check REPEAT "expects a count" TIERS=2k REPEAT=99999999999999999999999
+    check HOLD "expects whole seconds" TIERS=2k HOLD=-1
+}
+
+@test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
+    out=$BATS_TEST_TMPDIR/bad-run
+    state=$BATS_TEST_TMPDIR/state      # where run_one.sh would note what it creates
+    check() {     # check FLAG-IN-MESSAGE ARGS...
+        local flag=$1; shift
+        run timeout 20 env PYTHON="$PYTHON" BUILD="$C1M_BUILD" C1M_STATE_ROOT="$state" \
+            "$C1M_ROOT/harness/run_one.sh" "$@"
+        [ "$status" = 2 ] || fail "run_one.sh $*: exit $status, not 2: $output"
+        assert_output --partial "$flag"
+        [ ! -e "$out" ] || fail "run_one.sh $*: created $out"
+        [ ! -e "$state" ] || fail "run_one.sh $*: got as far as its state directory (then the namespace)"
+    }
+    check "--contender: needs a value" --contender
+    check "--contender: unknown contender 'bogus'" --contender bogus --conns 2k --out "$out"
+    check "--port: expects 1..65535" --contender c --conns 2k --out "$out" --port 99999
+    check "--port: expects 1..65535" --contender c --conns 2k --out "$out" --port 0
+    check "--conns: '9999999999999k' is more than" --contender c --conns 9999999999999k --out "$out"
+    check "--conns: needs a value" --contender c --out "$out" --conns
+    check "--out: required" --contender c --conns 2k
+    check "--hold: expects a whole number" --contender c --conns 2k --out "$out" --hold 1.5
+    check "--timeout: expects whole seconds" --contender c --conns 2k --out "$out" --timeout 0
+    check "--server-worker-conns: expects a count" --contender c --conns 2k --out "$out" --server-worker-conns 0
+    check "--client-worker-conns: expects a count" --contender c --conns 2k --out "$out" --client-worker-conns x
+    check "unknown flag: --bogus" --contender c --conns 2k --out "$out" --bogus
+}
+
+@test "harness Python entry points exit 2 on bad arguments" {
+    for py in "$C1M_ROOT"/harness/lib/*.py; do
+        grep -q '__main__' "$py" || continue      # a module, not a command
+        run "$PYTHON" "$py"
+        [ "$status" = 2 ] || fail "${py##*/} without arguments: exit $status: $output"
+        run "$PYTHON" "$py" no-such-command --no-such-flag
+        [ "$status" = 2 ] || fail "${py##*/} no-such-command: exit $status: $output"
+    done
+}
+
+@test "a reference run is refused from a dirty git tree (exit 2, the reason), accepted from a clean one" {
+    need_root
+    command -v git >/dev/null || skip "needs git"
+    # A copy of the harness as its own git checkout, so the shared tree's state
+    # does not matter.
+    tree=$BATS_TEST_TMPDIR/tree
+    mkdir -p "$tree"
+    cp -r "$C1M_ROOT/harness" "$C1M_ROOT/py_server" "$tree/"
+    git -C "$tree" init -q
+    git -C "$tree" add -A
+    git -C "$tree" -c user.name=t -c user.email=t@t commit -qm tree
+    echo "# local change" >> "$tree/harness/kernel-profile.conf"
+    run env -C "$tree" "${QUIET[@]}" TIERS=1k CONTENDERS=c OUT=results/reference-x PYTHON="$PYTHON" \
+        BUILD="$C1M_BUILD" harness/bench.sh
+    assert_failure 2
+    assert_output --partial "a reference run needs a clean git tree"
+    assert_output --partial "harness/kernel-profile.conf"
+    [ ! -e "$tree/results/reference-x" ]
+    git -C "$tree" -c user.name=t -c user.email=t@t commit -qam change
+    # clean: accepted (the memory guard skips the run: nothing is measured)
+    run env -C "$tree" "${QUIET[@]}" TIERS=1k CONTENDERS=c OUT=results/reference-x MEM_GUARD_MIB=1 \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    assert_success
+    assert_output --partial "skipped: does not fit in memory"
+    # any other OUT is not a reference: no git check
+    echo "# again" >> "$tree/harness/kernel-profile.conf"
+    run env -C "$tree" "${QUIET[@]}" TIERS=1k CONTENDERS=c OUT=results/other MEM_GUARD_MIB=1 \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    assert_success
+}
+
+@test "the cleanup stack keeps commands as words: nothing in them is evaluated, each runs once, in reverse" {
+    run bash -c '
+        source "$1/harness/lib/common.sh"
+        on_exit printf "%s\n" "first registered, runs last"
+        on_exit printf "%s\n" "\$(touch $2/evaluated); a b"
+        on_exit false                               # a failing entry does not stop the rest
+        on_exit printf "%s\n" "runs first"
+        exit 0' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
+    assert_output "runs first
+\$(touch $BATS_TEST_TMPDIR/evaluated); a b
+first registered, runs last"
+    [ ! -e "$BATS_TEST_TMPDIR/evaluated" ] || fail "a cleanup command's argument was evaluated"
 }

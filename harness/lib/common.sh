@@ -1,11 +1,14 @@
 # shellcheck shell=bash
-# common.sh - logging, root check, and a cleanup stack run on EXIT/INT/TERM.
+# common.sh - logging, root check, and a cleanup stack run on EXIT/INT/TERM/HUP.
 # Sourced by every harness script. Cleanup actions run last-registered first,
 # exactly once, also after Ctrl-C, so an interrupted run leaves nothing behind.
 
 C1M_ROOT=${C1M_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$C1M_ROOT/build}
 PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}
+
+# The contenders run_one.sh knows how to start (bench.sh runs them in this order).
+C1M_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
 
 log() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
@@ -20,21 +23,53 @@ require_root() {
     command -v ip >/dev/null || die "iproute2 ('ip') is missing: apt-get install iproute2"
 }
 
-_C1M_CLEANUP=()
+# The cleanup stack (after Linux tools/testing/selftests/net/lib/sh/defer.sh,
+# without its eval): `on_exit CMD ARG...` pushes one command as its words, never
+# as text to evaluate; they run last-registered first, each exactly once, and
+# one that fails does not stop the rest. Each entry is popped before it runs:
+# should one exit the script during a signal's cleanup, the EXIT trap carries
+# on with the rest (entries should not exit: inside the EXIT trap that ends all).
+_C1M_DEFER_WORDS=() _C1M_DEFER_START=() _C1M_DEFER_LEN=()
 _C1M_CLEANING=0
-on_exit() { _C1M_CLEANUP+=("$*"); }
-_c1m_run_cleanup() {
-    [ "$_C1M_CLEANING" = 1 ] && return
-    _C1M_CLEANING=1
-    local i
-    for ((i = ${#_C1M_CLEANUP[@]} - 1; i >= 0; i--)); do
-        eval "${_C1M_CLEANUP[$i]}" || true
-    done
-    _C1M_CLEANUP=()
+on_exit() {
+    [ $# -gt 0 ] || return 0
+    _C1M_DEFER_START+=("${#_C1M_DEFER_WORDS[@]}")
+    _C1M_DEFER_LEN+=("$#")
+    _C1M_DEFER_WORDS+=("$@")
 }
-_c1m_on_signal() { log "interrupted: cleaning up"; _c1m_run_cleanup; exit 130; }
+_c1m_run_cleanup() {
+    local n start len cmd
+    _C1M_CLEANING=1
+    while n=${#_C1M_DEFER_START[@]}; [ "$n" -gt 0 ]; do
+        start=${_C1M_DEFER_START[n - 1]} len=${_C1M_DEFER_LEN[n - 1]}
+        cmd=("${_C1M_DEFER_WORDS[@]:start:len}")
+        unset "_C1M_DEFER_START[n - 1]" "_C1M_DEFER_LEN[n - 1]"
+        _C1M_DEFER_WORDS=("${_C1M_DEFER_WORDS[@]:0:start}")
+        "${cmd[@]}" || true
+    done
+}
+# A stop signal (INT, TERM, HUP: ^C, kill, timeout, a CI cancel, a closed
+# terminal) runs the optional hook, the cleanup stack, and exits 130. A signal
+# that arrives while cleaning up is ignored: the cleanup is finished first
+# (bench.sh signals run_one.sh again while it is already stopping).
+_C1M_SIGNAL_HOOK=""
+_c1m_on_signal() {
+    [ "$_C1M_CLEANING" = 1 ] && return 0
+    _C1M_CLEANING=1
+    log "interrupted (SIG$1): cleaning up"
+    [ -n "$_C1M_SIGNAL_HOOK" ] && "$_C1M_SIGNAL_HOOK" "$1"
+    _c1m_run_cleanup
+    exit 130
+}
+# on_signal FUNC: FUNC SIGNAL runs first when a stop signal arrives.
+on_signal() { _C1M_SIGNAL_HOOK=$1; }
 trap _c1m_run_cleanup EXIT
-trap _c1m_on_signal INT TERM
+trap '_c1m_on_signal INT' INT
+trap '_c1m_on_signal TERM' TERM
+trap '_c1m_on_signal HUP' HUP
+# A dead reader of our stderr (a closed pipe, a terminal gone) must not kill a
+# script before it cleans up: writes then fail with EPIPE instead of SIGPIPE.
+trap '' PIPE
 
 # Stop a process we started: SIGTERM, wait up to $2 seconds (default 30), then
 # SIGKILL. By PID only. Leaves the exit status in C1M_STOP_RC (128+signal when
@@ -64,14 +99,46 @@ stop_pid() {
 now_s() { printf '%s\n' "$EPOCHREALTIME"; }          # wall clock, microseconds
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN{printf "%.3f", b - a}'; }
 
-# Parse "300k", "1m", "2000" into a number.
-tier_count() {
-    case "$1" in
-        *[kK]) echo $(( ${1%[kK]} * 1000 )) ;;
-        *[mM]) echo $(( ${1%[mM]} * 1000000 )) ;;
-        *[!0-9]*|"") return 1 ;;
-        *) echo "$1" ;;
-    esac
+# parse_tier TEXT: "300k", "1m", "2000" -> TIER_VALUE (connections), or
+# return 1 with the reason in TIER_ERR. Bounded before any arithmetic (at most
+# 12 digits: no overflow in bash's 64-bit integers) and by what this machine
+# could ever hold: an idle connection is two sockets, never under 8 KiB
+# together, so N x 8 KiB must fit in MemTotal.
+TIER_VALUE="" TIER_ERR=""
+parse_tier() {
+    local t=$1 digits mult=1 max
+    TIER_VALUE="" TIER_ERR=""
+    if ! [[ $t =~ ^([0-9]+)([kKmM]?)$ ]]; then
+        TIER_ERR="not a connection count: '$t' (e.g. 2000, 10k, 1m)"
+        return 1
+    fi
+    case ${BASH_REMATCH[2]} in [kK]) mult=1000 ;; [mM]) mult=1000000 ;; esac
+    digits=${BASH_REMATCH[1]}
+    digits=${digits#"${digits%%[!0]*}"}                 # "010" is ten, not octal
+    max=$(tier_max)
+    if [ ${#digits} -gt 12 ]; then
+        TIER_ERR="'$t' is more than this machine could ever hold: at least 8 KiB per connection, MemTotal allows $max"
+        return 1
+    fi
+    TIER_VALUE=$(( ${digits:-0} * mult ))
+    if [ "$TIER_VALUE" -lt 1 ]; then
+        TIER_ERR="'$t': at least 1 connection"
+    elif [ "$TIER_VALUE" -gt "$max" ]; then
+        TIER_ERR="'$t' ($TIER_VALUE) is more than this machine could ever hold: at least 8 KiB per connection, MemTotal allows $max"
+    else
+        return 0
+    fi
+    TIER_VALUE=""
+    return 1
 }
+# in_range TEXT MIN MAX: TEXT is a plain decimal integer within [MIN, MAX]
+# (checked as text first: no overflow, no octal, no arithmetic on arbitrary text).
+in_range() {
+    local d
+    [[ $1 =~ ^[0-9]+$ ]] || return 1
+    d=${1#"${1%%[!0]*}"}
+    [ ${#d} -le 18 ] && [ "${d:-0}" -ge "$2" ] && [ "${d:-0}" -le "$3" ]
+}
+tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
 mem_available_mib() { awk '/^MemAvailable:/{print int($2/1024)}' /proc/meminfo; }

@@ -14,8 +14,9 @@ norm() { tr -s ' \t' ' ' <<<"$1"; }
 netns_create() {
     local ns=$1 k v host_before host_after
     ip netns del "$ns" 2>/dev/null || true       # left by an interrupted run of ours
+    state_put netns "$ns"                        # before it exists: found again after kill -9
+    on_exit netns_delete "$ns"
     ip netns add "$ns" || die "ip netns add $ns failed"
-    on_exit "netns_delete $ns"
     ip -n "$ns" link set lo up || die "cannot bring up lo in $ns"
     while read -r k; do
         v=$(profile_value "$k")
@@ -42,8 +43,10 @@ netns_delete() {
     ip netns del "$1" 2>/dev/null || true
 }
 
-# Global (not per-namespace) settings a run may need to raise: recorded once and
-# restored on exit. ensure_at_least KEY MIN
+# Global (not per-namespace) settings a run may need to raise: the original
+# value is written to the run's state (orphans.sh) before raising, so it is
+# restored on exit, and by the next bench.sh even after a kill -9.
+# ensure_at_least KEY MIN
 declare -A _C1M_GLOBAL_SAVED=()
 ensure_at_least() {
     local key=$1 min=$2 cur
@@ -51,8 +54,25 @@ ensure_at_least() {
     [ "$cur" -ge "$min" ] && return 0
     if [ -z "${_C1M_GLOBAL_SAVED[$key]:-}" ]; then
         _C1M_GLOBAL_SAVED[$key]=$cur
-        on_exit "sysctl -q -w $key=$cur"
+    else
+        cur=${_C1M_GLOBAL_SAVED[$key]}
     fi
+    state_put "sysctl.$key" "$cur $min"
+    on_exit restore_global "$key" "$cur" "$min"
     log "raising $key from $cur to $min for this run (restored on exit)"
     sysctl -q -w "$key=$min" >/dev/null || die "cannot raise $key"
+}
+
+# restore_global KEY ORIG SET: put KEY back to ORIG if it still holds SET, the
+# value we raised it to; a different value means someone changed it since
+# (another run raised it further): left alone, and said.
+restore_global() {
+    local cur
+    cur=$(sysctl -n "$1" 2>/dev/null) || return 1
+    if [ "$cur" = "$3" ]; then
+        sysctl -q -w "$1=$2" >/dev/null
+    elif [ "$cur" != "$2" ]; then
+        log "note: $1 is $cur, not the $3 this run set: left as is (not restored to $2)"
+        return 1
+    fi
 }
