@@ -1,4 +1,4 @@
-/* options.c - c1m-client command line: "--flag value" or "--flag=value". */
+/* options.c - c1m-client command line (the shared parser, cli.h), validated. */
 #include "options.h"
 
 #include <arpa/inet.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "net.h"
 #include "workers.h"
 
@@ -51,36 +52,13 @@ void c1m_opts_usage(void)
     fputs(usage_line, stderr);
 }
 
+/* Report a usage error (exit status 2); the parser state is only used for
+ * the program name and usage line. */
+static struct c1m_cli cli;
+
 static int bad(const char *flag, const char *value, const char *why)
 {
-    if (value)
-        fprintf(stderr, "c1m-client: %s: invalid value '%s'%s%s\n", flag, value, why ? ": " : "",
-                why ? why : "");
-    else
-        fprintf(stderr, "c1m-client: %s: %s\n", flag, why);
-    fputs(usage_line, stderr);
-    return 2;
-}
-
-/* A number of seconds: finite unless allow_inf ("inf" accepted). */
-static int parse_seconds(const char *s, double min, double max, int allow_inf, double *out)
-{
-    char *end;
-    if (!*s)
-        return -1;
-    double v = strtod(s, &end);
-    if (*end || isnan(v))
-        return -1;
-    if (isinf(v)) {
-        if (!allow_inf)
-            return -1;
-        *out = v;
-        return 0;
-    }
-    if (v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
+    return c1m_cli_error(&cli, flag, value, why);
 }
 
 static int parse_src(const char *s, uint32_t *first, uint32_t *count)
@@ -113,7 +91,7 @@ static int parse_src(const char *s, uint32_t *first, uint32_t *count)
 enum { F_CONN, F_HOST, F_PORT, F_WORKERS, F_WCONNS, F_SRC, F_INFLIGHT, F_RATE, F_CTIMEOUT,
        F_HOLD, F_HEARTBEAT, F_MINAVAIL, F_JSON, F_QUIET, F_HELP, F_COUNT };
 
-static const struct { const char *name; int has_value; } flags[F_COUNT] = {
+static const struct c1m_cli_flag flags[F_COUNT] = {
     [F_CONN] = {"--connections", 1},     [F_HOST] = {"--host", 1},
     [F_PORT] = {"--port", 1},            [F_WORKERS] = {"--workers", 1},
     [F_WCONNS] = {"--worker-conns", 1},  [F_SRC] = {"--src", 1},
@@ -135,39 +113,22 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     long cap_max = (long)c1m_nofile_limit() - 64;
     long v;
 
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *val = NULL;
-        const char *eq = strchr(arg, '=');
-        size_t nlen = eq ? (size_t)(eq - arg) : strlen(arg);
-        int f;
-        for (f = 0; f < F_COUNT; f++)
-            if (strlen(flags[f].name) == nlen && strncmp(flags[f].name, arg, nlen) == 0)
-                break;
-        if (f == F_COUNT) {
-            fprintf(stderr, "c1m-client: %s: unknown %s\n", arg,
-                    arg[0] == '-' ? "flag" : "argument");
-            fputs(usage_line, stderr);
+    c1m_cli_init(&cli, "c1m-client", usage_line, flags, F_COUNT, argc, argv);
+    int f;
+    while ((f = c1m_cli_next(&cli)) != C1M_CLI_END) {
+        const char *name = cli.flag, *val = cli.value;
+        if (f == C1M_CLI_ERROR)
             return 2;
-        }
-        const char *name = flags[f].name;
-        if (flags[f].has_value) {
-            if (eq)
-                val = eq + 1;
-            else if (i + 1 < argc)
-                val = argv[++i];
-            else
-                return bad(name, NULL, "missing value");
-        } else if (eq) {
-            return bad(name, NULL, "takes no value");
-        }
+        if (f == C1M_CLI_POSITIONAL)
+            return bad(val, NULL, "unknown argument");
         switch (f) {
         case F_CONN:
             if (c1m_parse_long(val, 1, 100000000, 1, &o->connections) < 0)
                 return bad(name, val, "expected 1..100m");
             break;
         case F_HOST:
-            if (!*val)
-                return bad(name, val, "empty");
+            if (c1m_parse_host(val) < 0)
+                return bad(name, val, "expects a host name or address of 1-63 bytes");
             o->host = val;
             break;
         case F_PORT:
@@ -207,17 +168,17 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
                 return bad(name, val, "expected a rate >= 0 (0 = unlimited)");
             break;
         case F_CTIMEOUT:
-            if (parse_seconds(val, 0.001, 3600, 0, &o->connect_timeout) < 0)
+            if (c1m_parse_seconds(val, 0.001, 3600, 0, &o->connect_timeout) < 0)
                 return bad(name, val, "expected seconds in 0.001..3600");
             break;
         case F_HOLD:
-            if (parse_seconds(val, -1e300, 1e9, 1, &o->hold) < 0)
+            if (c1m_parse_seconds(val, -1e300, 1e9, 1, &o->hold) < 0)
                 return bad(name, val, "expected seconds (negative or inf: until a signal)");
             if (o->hold < 0 || isinf(o->hold))
                 o->hold = -1;
             break;
         case F_HEARTBEAT:
-            if (parse_seconds(val, 0, 86400, 0, &o->heartbeat) < 0 ||
+            if (c1m_parse_seconds(val, 0, 86400, 0, &o->heartbeat) < 0 ||
                 (o->heartbeat > 0 && o->heartbeat < 0.01))
                 return bad(name, val, "expected seconds: 0 (off) or 0.01..86400");
             break;

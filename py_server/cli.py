@@ -3,6 +3,7 @@ by --loop and --api. The shared flags mean what they mean for c1m-server.
 """
 import argparse
 import math
+import os
 import resource
 import sys
 
@@ -40,14 +41,25 @@ def nofile_limit():
     return resource.getrlimit(resource.RLIMIT_NOFILE)[0]
 
 
+# host names as c1m-server takes them (C1M_HOST_MAX in c_server/lib/cli.h)
+HOST_MAX = 64
+
+
+def _ascii_digits(t):
+    # str.isdigit() and int() also take other scripts' digits ("٣", "９"):
+    # the C programs take ASCII only, and so does this one.
+    return t != "" and t.isascii() and t.isdigit()
+
+
 def parse_long(s, lo, hi, suffix):
-    """An integer in [lo, hi]; k/m suffixes (x1000, x1000000) when suffix."""
-    t = s.strip().lower()
+    """An integer in [lo, hi] in ASCII digits (no sign, no spaces); k/m
+    suffixes (x1000, x1000000) when suffix: c1m_parse_long's rules."""
+    t = s
     mult = 1
-    if suffix and t[-1:] in ("k", "m"):
-        mult = 1000 if t[-1] == "k" else 1000000
+    if suffix and t[-1:] in ("k", "K", "m", "M"):
+        mult = 1000 if t[-1] in "kK" else 1000000
         t = t[:-1]
-    if not t.isdigit():
+    if not _ascii_digits(t):
         raise ValueError(s)
     x = int(t) * mult
     if not lo <= x <= hi:
@@ -81,6 +93,13 @@ def _nonempty(what):
     return conv
 
 
+def _host(s):
+    if not s or len(s.encode("utf-8", "surrogateescape")) >= HOST_MAX:
+        raise argparse.ArgumentTypeError("%r: expects a host name or address of 1-%d bytes"
+                                         % (s, HOST_MAX - 1))
+    return s
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # "argument --port: '70000': expects a port 0-65535" names the flag; exit 2
@@ -99,7 +118,7 @@ def build_parser():
                    help="event loop: asyncio's default, uvloop, or the c1m extension's")
     p.add_argument("--api", required=True, choices=("streams", "protocol"),
                    help="seed 000's streams handler, or the Protocol class")
-    p.add_argument("--host", default="0.0.0.0", type=_nonempty("host"),
+    p.add_argument("--host", default="0.0.0.0", type=_host,
                    help="address to listen on (default 0.0.0.0)")
     p.add_argument("--port", default=9000, type=_number(0, 65535, False, "expects a port 0-65535"),
                    help="TCP port (default 9000)")
@@ -129,8 +148,8 @@ def build_parser():
                    help="reply bytes a connection may have waiting before it is closed as "
                         "slow (default 4096)")
     p.add_argument("--stats", default=None, type=_nonempty("path"), metavar="PATH",
-                   help="live counters file (default /dev/shm/c1m-KIND-PORT.stats); read it "
-                        "with python3 -m py_server.stats or c1m-stat")
+                   help="live counters file (default /dev/shm/c1m-KIND-PORT-PID.stats, "
+                        "removed when the server exits); read it with c1m-stat")
     p.add_argument("--quiet", action="store_true", help="no start/stop messages")
     return p
 
@@ -159,6 +178,9 @@ def parse(argv=None):
         cfg.workers = max(1, math.ceil(cfg.max_conns / per))
     if cfg.port == 0 and cfg.workers > 1:
         p.error("argument --port: port 0 needs --workers 1 (workers must share one port)")
-    if cfg.stats is None:
-        cfg.stats = "/dev/shm/c1m-%s-%d.stats" % (kind, cfg.port)
+    # The default file is this process's own (the pid makes it unique across
+    # network namespaces and runs); workers.run removes it at exit.
+    cfg.stats_default = cfg.stats is None
+    if cfg.stats_default:
+        cfg.stats = "/dev/shm/c1m-%s-%d-%d.stats" % (kind, cfg.port, os.getpid())
     return cfg

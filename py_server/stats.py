@@ -1,9 +1,8 @@
-"""The live counters file (byte-compatible with c_server/lib/stats.h), writer
-and reader, and a reader CLI printing what c1m-stat prints:
-
-    python3 -m py_server.stats FILE [--total | --json | --get FIELD]
-                               [--watch MS [--count N]] [--wait-ready | --wait FIELD=N]
-                               [--timeout S]
+"""The live counters file (byte-compatible with c_server/lib/stats.h): the
+Python servers' writer. The format is defined in C and read by c1m-stat (the
+one reader: text, JSON, CSV, waits, dead workers); what is left here on the
+reading side is raw record access for the writer itself (set_state) and for
+tests.
 
 Layout: a 64-byte header (magic b"C1MSTAT1", u32 version 1, u32 nworkers,
 u64 target, u64 parent_pid, char kind[32]) then one 128-byte record of 16
@@ -11,11 +10,11 @@ little-endian u64 per worker (seq, pid, state, open, accepted, closed, slow,
 lines, pongs, oversized, accept_errors, updated_ns, reserved x4). Each record
 is written under a sequence lock: seq is odd while the writer is in it.
 """
-import json
 import mmap
 import os
+import stat
 import struct
-import sys
+import tempfile
 import time
 
 MAGIC = b"C1MSTAT1"
@@ -56,11 +55,15 @@ class StatsFile:
     @classmethod
     def create(cls, path, nworkers, target, kind):
         """Write a new file next to path and rename it into place, so a reader
-        never maps a half-initialised one (as c1m_stats_create does)."""
+        never maps a half-initialised one (as c1m_stats_create does). The
+        temporary is made by mkstemp (O_CREAT|O_EXCL, an unpredictable name):
+        never opened through a symlink planted in a shared directory such as
+        /dev/shm; rename() replaces a symlink at path without following it."""
         size = HEADER.size + nworkers * RECORD.size
-        tmp = "%s.%d.tmp" % (path, os.getpid())
-        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".",
+                                   dir=os.path.dirname(path) or ".")
         try:
+            os.fchmod(fd, 0o644)
             os.ftruncate(fd, size)
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
             kb = kind.encode()[:31]
@@ -78,9 +81,13 @@ class StatsFile:
 
     @classmethod
     def open(cls, path):
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        """Map path read-only (tests; c1m-stat is the reader for people)."""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a FIFO: no hang
         try:
-            size = os.fstat(fd).st_size
+            sb = os.fstat(fd)
+            if not stat.S_ISREG(sb.st_mode):
+                raise ValueError("%s: not a regular file" % path)
+            size = sb.st_size
             if size < HEADER.size:
                 raise ValueError("%s: not a c1m counters file (too short)" % path)
             mm = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ)
@@ -182,7 +189,9 @@ def totals(workers):
 
 
 def read_file(path):
-    """One snapshot of the counters file at path."""
+    """One snapshot of the counters file at path: raw records and their plain
+    sums, for tests. Dead-worker accounting and every output format are
+    c1m-stat's (the one reader)."""
     st = StatsFile.open(path)
     try:
         return st.snapshot()
@@ -190,125 +199,8 @@ def read_file(path):
         st.close()
 
 
-# -- output (the same text and JSON as c1m-stat) ---------------------------
-def _counters_text(d):
-    return " ".join("%s=%d" % (k, d[k]) for k in COUNTERS)
-
-
-def format_text(snap, total_only=False):
-    out = []
-    if not total_only:
-        for i, w in enumerate(snap["workers"]):
-            out.append("worker=%d pid=%d state=%s %s" % (i, w["pid"], state_name(w["state"]),
-                                                         _counters_text(w)))
-    t = snap["total"]
-    out.append("total kind=%s workers=%d listening=%d full=%d failed=%d %s" % (
-        snap["kind"], t["workers"], t["listening"], t["full"], t["failed"], _counters_text(t)))
-    return "\n".join(out)
-
-
-def format_json(snap):
-    t = snap["total"]
-    doc = {
-        "kind": snap["kind"], "target": snap["target"], "parent_pid": snap["parent_pid"],
-        "workers": [dict([("pid", w["pid"]), ("state", state_name(w["state"]))] +
-                         [(k, w[k]) for k in COUNTERS]) for w in snap["workers"]],
-        "total": dict([(k, t[k]) for k in ("workers", "listening", "full", "failed")] +
-                      [(k, t[k]) for k in COUNTERS]),
-    }
-    return json.dumps(doc, separators=(",", ":"))
-
-
-GET_FIELDS = COUNTERS + ("workers",) + STATE_NAMES + ("ready", "pid")
-
-
-def get_field(snap, name):
-    if name == "pid":
-        return snap["parent_pid"]
-    return snap["total"][name]
-
-
-USAGE = ("usage: python3 -m py_server.stats [--total | --json | --get FIELD] "
-         "[--watch MS [--count N]]\n"
-         "                                  [--wait-ready | --wait FIELD=N] [--timeout S] FILE\n")
-
-
-def main(argv=None):
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            sys.stderr.write("py_server.stats: %s\n%s" % (message, USAGE))
-            sys.exit(2)
-
-    p = Parser(prog="python3 -m py_server.stats",
-               description="Print the counters a c1m server publishes in FILE: one line per "
-                           "worker and a 'total' line (key=value), or JSON.")
-    p.add_argument("file", metavar="FILE")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--total", action="store_true", help="only the total line")
-    g.add_argument("--json", action="store_true", help='{"kind":..,"workers":[..],"total":{..}}')
-    g.add_argument("--get", metavar="FIELD", choices=GET_FIELDS,
-                   help="print one total: " + " ".join(GET_FIELDS))
-    p.add_argument("--watch", metavar="MS", type=int, default=0,
-                   help="print again every MS milliseconds")
-    p.add_argument("--count", metavar="N", type=int, default=0, help="with --watch: N times")
-    w = p.add_mutually_exclusive_group()
-    w.add_argument("--wait-ready", action="store_true",
-                   help="exit 0 once every worker is listening or full, 1 at --timeout")
-    w.add_argument("--wait", metavar="FIELD=N", help="exit 0 once total FIELD >= N")
-    p.add_argument("--timeout", metavar="S", type=float, default=30.0)
-    a = p.parse_args(argv)
-    if a.watch < 0:
-        p.error("--watch: expects milliseconds >= 0")
-    if a.count < 0:
-        p.error("--count: expects a number >= 0")
-    wait = None
-    if a.wait:
-        name, sep, val = a.wait.partition("=")
-        if not sep or name not in GET_FIELDS or not val.isdigit():
-            p.error("--wait: expects FIELD=N with FIELD one of " + " ".join(GET_FIELDS))
-        wait = (name, int(val))
-    if a.wait_ready:
-        wait = ("ready", 1)
-
-    def show(snap):
-        if a.json:
-            print(format_json(snap))
-        elif a.get:
-            print(get_field(snap, a.get))
-        else:
-            print(format_text(snap, a.total))
-        sys.stdout.flush()
-
-    try:
-        if wait is not None:
-            deadline = time.monotonic() + a.timeout
-            while True:
-                try:
-                    snap = read_file(a.file)
-                    if get_field(snap, wait[0]) >= wait[1]:
-                        return 0
-                except (OSError, ValueError):
-                    snap = None
-                if time.monotonic() >= deadline:
-                    sys.stderr.write("py_server.stats: timed out waiting for %s>=%d\n" % wait)
-                    return 1
-                time.sleep(0.02)
-        snap = read_file(a.file)
-        show(snap)
-        n = 1
-        while a.watch and (a.count == 0 or n < a.count):
-            time.sleep(a.watch / 1000.0)
-            show(read_file(a.file))
-            n += 1
-    except (OSError, ValueError) as e:
-        sys.stderr.write("py_server.stats: %s\n" % e)
-        return 1
-    except KeyboardInterrupt:
-        return 0
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    # The reading CLI that used to live here is c1m-stat's job (one reader).
+    import sys
+    sys.exit("py_server.stats only writes the counters file: read it with c1m-stat FILE "
+             "(make build; see README \"Live counters\")")

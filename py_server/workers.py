@@ -6,6 +6,7 @@ SIGCHLD with sigtimedwait, forwards a stop as SIGTERM to every worker, reaps
 them, and never runs on half-dead: a worker that dies unexpectedly is marked
 failed in the counters file, reported, and the others are stopped (exit 1).
 """
+import errno
 import os
 import signal
 import socket
@@ -95,7 +96,8 @@ def run(cfg):
     try:
         probe_listen(cfg.host, cfg.port)
     except OSError as e:
-        log("cannot listen on %s:%d: %s" % (cfg.host, cfg.port, e.strerror or e))
+        why = "address in use" if e.errno == errno.EADDRINUSE else (e.strerror or e)
+        log("cannot listen on %s:%d: %s" % (cfg.host, cfg.port, why))
         return 1
     try:
         sf = st.StatsFile.create(cfg.stats, cfg.workers, cfg.max_conns, cfg.kind)
@@ -107,6 +109,19 @@ def run(cfg):
             "stats %s; pid %d" % (cfg.kind, cfg.workers, cfg.worker_conns, cfg.host, cfg.port,
                                   cfg.sndbuf, cfg.rcvbuf, cfg.max_pending, cfg.stats, os.getpid()))
 
+    try:
+        return _fork_and_supervise(cfg, sf)
+    finally:
+        # the default file (cli.parse) is this process's own: remove it
+        # (workers leave with os._exit and never get here)
+        if getattr(cfg, "stats_default", False):
+            try:
+                os.unlink(cfg.stats)
+            except OSError:
+                pass
+
+
+def _fork_and_supervise(cfg, sf):
     waitset = set(STOP_SIGNALS) | {signal.SIGCHLD}
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waitset)
     pids = [0] * cfg.workers

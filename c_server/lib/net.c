@@ -85,28 +85,6 @@ const char *c1m_addr_str(const struct sockaddr *sa, char *buf, size_t len)
     return buf;
 }
 
-int c1m_parse_long(const char *s, long min, long max, int allow_suffix, long *out)
-{
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s)
-        return -1;
-    if (allow_suffix && *end) {
-        long mul = (*end == 'k' || *end == 'K') ? 1000 : (*end == 'm' || *end == 'M') ? 1000000 : 0;
-        if (!mul || end[1] || v > max / mul || v < min / mul)
-            return -1;
-        v *= mul;
-        end++;
-    }
-    if (*end || v < min || v > max)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 const char *c1m_errno_name(int err)
 {
     switch (err) {

@@ -14,7 +14,9 @@ int c1m_nofile_limit(void);
 int c1m_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen_t *len);
 
 /* A non-blocking, close-on-exec TCP listener on host:port, SO_REUSEADDR and
- * (when reuse_port) SO_REUSEPORT, listening with `backlog`. */
+ * (when reuse_port) SO_REUSEPORT, listening with `backlog`. A host that does
+ * not resolve fails with EADDRNOTAVAIL (EAI_SYSTEM: its errno): callers that
+ * report it resolve first with c1m_resolve, whose gai_strerror says why. */
 int c1m_listen_tcp(const char *host, int port, int backlog, int reuse_port);
 
 /* Set SO_SNDBUF / SO_RCVBUF when the value is > 0 (0 keeps kernel defaults). */
@@ -22,10 +24,6 @@ int c1m_set_bufs(int fd, int sndbuf, int rcvbuf);
 
 /* Format a sockaddr as "ip:port" / "[ip6]:port" into buf. Returns buf. */
 const char *c1m_addr_str(const struct sockaddr *sa, char *buf, size_t len);
-
-/* Parse an integer CLI value in [min,max]; 0 on success, -1 if not a number or
- * out of range. Accepts k/m suffixes (x1000, x1000000) when allow_suffix. */
-int c1m_parse_long(const char *s, long min, long max, int allow_suffix, long *out);
 
 /* Name of an errno value ("ECONNREFUSED"), or "E<number>" for unknown ones. */
 const char *c1m_errno_name(int err);

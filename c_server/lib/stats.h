@@ -44,7 +44,7 @@ struct c1m_stats_worker {          /* 128 bytes */
     uint64_t closed;               /* total closed (any reason) */
     uint64_t slow;                 /* closed because output exceeded the bound */
     uint64_t lines;                /* complete lines received */
-    uint64_t pongs;                /* pong replies queued */
+    uint64_t pongs;                /* pong replies handed to the kernel (counted at write time) */
     uint64_t oversized;            /* closed because a line exceeded 1 KiB */
     uint64_t accept_errors;        /* accept() failures other than EAGAIN */
     uint64_t updated_ns;           /* CLOCK_MONOTONIC of the last publish */
@@ -60,19 +60,71 @@ struct c1m_stats {
     size_t size;
 };
 
-/* Create (truncate) path for nworkers and map it shared; the mapping survives
- * fork(), so the parent creates it and each worker writes its own record. */
+/* The largest file a reader accepts (c1m-server allows 4096 workers). */
+#define C1M_STATS_MAX_WORKERS 65536u
+
+/* ---- writer (the server) ---- */
+
+/* Create path for nworkers and map it shared; the mapping survives fork(), so
+ * the parent creates it and each worker writes its own record. The file is
+ * written under a fresh name made with mkostemp in path's directory (O_EXCL:
+ * a symlink or file planted there is never followed or truncated) and renamed
+ * over path (rename replaces a symlink at path, it does not follow it). */
 int c1m_stats_create(struct c1m_stats *st, const char *path, uint32_t nworkers,
                      uint64_t target, const char *kind);
-/* Map an existing file read-only. */
-int c1m_stats_open(struct c1m_stats *st, const char *path);
 void c1m_stats_close(struct c1m_stats *st);
-
 /* Writer side: begin/end around field updates of one record. */
 void c1m_stats_begin(struct c1m_stats_worker *w);
 void c1m_stats_end(struct c1m_stats_worker *w);
-/* Reader side: a consistent copy of record i. */
-void c1m_stats_read(const struct c1m_stats *st, uint32_t i, struct c1m_stats_worker *out);
+
+/* ---- reader (c1m-stat, the fuzz target) ---- */
+
+/* Check that buf[0..len) is a whole counters file: magic, version, and room
+ * for nworkers records (at most C1M_STATS_MAX_WORKERS). 0 and *nworkers set,
+ * or -1 with errno EPROTO. Reads only inside buf. */
+int c1m_stats_validate(const void *buf, size_t len, uint32_t *nworkers);
+
+/* A reader never maps the file: it copies records with pread(), so a file
+ * truncated under it is an error (EPROTO), never a SIGBUS. */
+struct c1m_stats_reader {
+    int fd;
+    uint32_t nworkers;
+    struct c1m_stats_header hdr;    /* as validated at open */
+};
+/* Open path read-only without blocking (a FIFO never hangs the reader); it
+ * must be a regular file (EISDIR for a directory, C1M_ENOTREG otherwise)
+ * holding a valid counters file (EPROTO). 0, or -1 with errno. */
+int c1m_stats_reader_open(struct c1m_stats_reader *r, const char *path);
+/* The same over an open regular file's descriptor (taken over: closed by
+ * c1m_stats_reader_close, or on failure). */
+int c1m_stats_reader_attach(struct c1m_stats_reader *r, int fd);
+/* A consistent copy of record i (seqlock retried a bounded number of times;
+ * a writer that died mid-update leaves its last copy). 0, or -1 with errno
+ * EPROTO when the file no longer holds the record (truncated), or the read's. */
+int c1m_stats_reader_read(const struct c1m_stats_reader *r, uint32_t i,
+                          struct c1m_stats_worker *out);
+void c1m_stats_reader_close(struct c1m_stats_reader *r);
+/* errno not used by open(2) on a regular path: "not a regular file". */
+#define C1M_ENOTREG ENODEV
+/* A message for the errno of the calls above ("not a c1m counters file"...). */
+const char *c1m_stats_strerror(int err);
+
+/* A worker that died: its state is FAILED, or it was not starting and not
+ * exited cleanly and its pid is gone (kill(pid, 0) ESRCH) or a zombie. Its
+ * counters are no longer true: totals exclude it (c1m_stats_sum). */
+int c1m_stats_worker_dead(const struct c1m_stats_worker *w);
+
+/* Totals over the live workers; per-state counts over every worker. */
+struct c1m_stats_total {
+    uint64_t workers, workers_dead;
+    uint64_t state[6];              /* by enum c1m_worker_state, live workers only */
+    uint64_t failed;                /* records in state FAILED */
+    uint64_t open, accepted, closed, slow, lines, pongs, oversized, accept_errors;
+};
+/* Read every record into recs[nworkers] (dead[i] = 1 for a dead worker) and
+ * sum them into *t. 0, or -1 with errno as c1m_stats_reader_read. */
+int c1m_stats_sum(const struct c1m_stats_reader *r, struct c1m_stats_worker *recs,
+                  unsigned char *dead, struct c1m_stats_total *t);
 
 const char *c1m_state_name(uint64_t state);
 

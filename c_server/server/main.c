@@ -1,11 +1,13 @@
 /* main.c - c1m-server: command line, worker sizing and supervision. */
 #include <errno.h>
+#include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "net.h"
 #include "server.h"
 #include "stats.h"
@@ -43,19 +45,13 @@ static void help(void)
         "  --rcvbuf B        SO_RCVBUF per connection (default 4096; 0 = kernel default)\n"
         "  --max-pending B   reply bytes a connection may have waiting before it is closed\n"
         "                    as slow (default 4096)\n"
-        "  --stats PATH      live counters file (default /dev/shm/c1m-server-PORT.stats);\n"
-        "                    read it with c1m-stat\n"
+        "  --stats PATH      live counters file (default /dev/shm/c1m-server-PORT-PID.stats,\n"
+        "                    removed when the server exits); read it with c1m-stat\n"
         "  --quiet           no start/stop messages\n"
         "  --help            this text\n\n"
         "Exit status: 0 after SIGTERM/SIGINT with every worker clean, 1 if a worker failed\n"
         "or died, 2 on a usage error.\n",
         (int)(AUTO_FILL * 100), FD_RESERVE, c1m_nofile_limit() - FD_RESERVE);
-}
-
-static int usage_error(const char *flag, const char *why)
-{
-    fprintf(stderr, "c1m-server: %s: %s\n%s", flag, why, usage_line);
-    return 2;
 }
 
 struct failctx {
@@ -89,6 +85,131 @@ static int worker_main(int i, void *ud)
     return server_worker_run(r->cfg, r->st, i);
 }
 
+enum { F_HELP, F_H, F_QUIET, F_HOST, F_PORT, F_BACKLOG, F_WORKERS, F_MAX_CONNS, F_WORKER_CONNS,
+       F_SNDBUF, F_RCVBUF, F_MAX_PENDING, F_STATS, F_NFLAGS };
+static const struct c1m_cli_flag flags[F_NFLAGS] = {
+    [F_HELP] = {"--help", 0}, [F_H] = {"-h", 0}, [F_QUIET] = {"--quiet", 0},
+    [F_HOST] = {"--host", 1}, [F_PORT] = {"--port", 1}, [F_BACKLOG] = {"--backlog", 1},
+    [F_WORKERS] = {"--workers", 1}, [F_MAX_CONNS] = {"--max-conns", 1},
+    [F_WORKER_CONNS] = {"--worker-conns", 1}, [F_SNDBUF] = {"--sndbuf", 1},
+    [F_RCVBUF] = {"--rcvbuf", 1}, [F_MAX_PENDING] = {"--max-pending", 1}, [F_STATS] = {"--stats", 1},
+};
+
+/* Parse argv into cfg. -1 to go on, else the exit status (0 after --help). */
+static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
+{
+    int workers_auto = 1;
+    struct c1m_cli c;
+    c1m_cli_init(&c, "c1m-server", usage_line, flags, F_NFLAGS, argc, argv);
+    int f;
+    long x;
+    while ((f = c1m_cli_next(&c)) != C1M_CLI_END) {
+        const char *v = c.value, *a = c.flag;
+        switch (f) {
+        case C1M_CLI_ERROR:
+            return 2;
+        case C1M_CLI_POSITIONAL:
+            return c1m_cli_error(&c, v, NULL, "unexpected argument");
+        case F_HELP: case F_H:
+            help();
+            return 0;
+        case F_QUIET:
+            cfg->quiet = 1;
+            break;
+        case F_HOST:
+            if (c1m_parse_host(v) < 0)
+                return c1m_cli_error(&c, a, v, "expects a host name or address of 1-63 bytes");
+            cfg->host = v;
+            break;
+        case F_STATS:
+            if (!*v)
+                return c1m_cli_error(&c, a, v, "empty path");
+            cfg->stats_path = v;
+            break;
+        case F_WORKERS:
+            if (!strcmp(v, "auto")) {
+                workers_auto = 1;
+            } else if (c1m_parse_long(v, 1, 4096, 0, &x) == 0) {
+                workers_auto = 0;
+                cfg->workers = (int)x;
+            } else {
+                return c1m_cli_error(&c, a, v, "expects a number 1-4096 or 'auto'");
+            }
+            break;
+        case F_PORT:
+            if (c1m_parse_long(v, 0, 65535, 0, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects a port 0-65535");
+            cfg->port = (int)x;
+            break;
+        case F_BACKLOG:
+            if (c1m_parse_long(v, 1, 1 << 20, 1, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects a number 1-1048576");
+            cfg->backlog = (int)x;
+            break;
+        case F_MAX_CONNS:
+            if (c1m_parse_long(v, 1, 100000000, 1, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects a number 1-100m (k/m suffixes allowed)");
+            cfg->max_conns = x;
+            break;
+        case F_WORKER_CONNS:
+            if (c1m_parse_long(v, 1, 100000000, 1, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects a positive number");
+            if (x > nofile - FD_RESERVE) {
+                char why[160];
+                snprintf(why, sizeof(why), "%ld exceeds RLIMIT_NOFILE %d minus %d reserved fds",
+                         x, nofile, FD_RESERVE);
+                return c1m_cli_error(&c, a, v, why);
+            }
+            cfg->worker_conns = x;
+            break;
+        case F_SNDBUF: case F_RCVBUF:
+            if (c1m_parse_long(v, 0, 1 << 28, 1, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects bytes 0-268435456 (0 = kernel default)");
+            *(f == F_SNDBUF ? &cfg->sndbuf : &cfg->rcvbuf) = (int)x;
+            break;
+        case F_MAX_PENDING:
+            if (c1m_parse_long(v, 1, 1 << 30, 1, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects bytes 1-1073741824");
+            cfg->max_pending = x;
+            break;
+        }
+    }
+    if (cfg->worker_conns < 1)
+        return c1m_cli_error(&c, "--worker-conns", NULL,
+                             "RLIMIT_NOFILE is too low to hold any connection");
+    if (workers_auto) {
+        long per = (long)(cfg->worker_conns * AUTO_FILL);
+        cfg->workers = c1m_workers_auto(cfg->max_conns, per > 0 ? per : 1);
+    }
+    if (cfg->port == 0 && cfg->workers > 1)
+        return c1m_cli_error(&c, "--port", NULL,
+                             "port 0 needs --workers 1 (workers must share one port)");
+    return -1;
+}
+
+/* Fail early and clearly if the address cannot be used: the resolver's own
+ * error for a bad name; a bind without SO_REUSEPORT, so that a port another
+ * process listens on (even with SO_REUSEPORT) is refused instead of joined. */
+static int check_listen(const struct server_config *cfg)
+{
+    struct sockaddr_storage ss;
+    socklen_t len;
+    int gai = c1m_resolve(cfg->host, cfg->port, &ss, &len);
+    if (gai != 0) {
+        fprintf(stderr, "c1m-server: cannot resolve --host %s: %s\n", cfg->host,
+                gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
+        return -1;
+    }
+    int probe = c1m_listen_tcp(cfg->host, cfg->port, 1, 0);
+    if (probe < 0) {
+        fprintf(stderr, "c1m-server: cannot listen on %s:%d: %s\n", cfg->host, cfg->port,
+                errno == EADDRINUSE ? "address in use" : strerror(errno));
+        return -1;
+    }
+    close(probe);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int nofile = c1m_nofile_limit();
@@ -98,98 +219,19 @@ int main(int argc, char **argv)
         .sndbuf = 4096, .rcvbuf = 4096, .max_pending = 4096,
     };
     char default_stats[128];
-    int workers_auto = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        }
-        if (!strcmp(a, "--quiet")) {
-            cfg.quiet = 1;
-            continue;
-        }
-        if (strncmp(a, "--", 2) != 0)
-            return usage_error(a, "unexpected argument");
-        static const char *const known[] = {"--host", "--port", "--backlog", "--workers",
-            "--max-conns", "--worker-conns", "--sndbuf", "--rcvbuf", "--max-pending", "--stats"};
-        int found = 0;
-        for (size_t k = 0; k < sizeof(known) / sizeof(known[0]); k++)
-            found |= !strcmp(a, known[k]);
-        if (!found)
-            return usage_error(a, "unknown flag");
-        if (i + 1 >= argc)
-            return usage_error(a, "needs a value");
-        const char *v = argv[++i];
-        long x;
-        if (!strcmp(a, "--host")) {
-            if (!*v)
-                return usage_error(a, "empty host");
-            cfg.host = v;
-        } else if (!strcmp(a, "--stats")) {
-            if (!*v)
-                return usage_error(a, "empty path");
-            cfg.stats_path = v;
-        } else if (!strcmp(a, "--workers")) {
-            if (!strcmp(v, "auto")) {
-                workers_auto = 1;
-            } else if (c1m_parse_long(v, 1, 4096, 0, &x) == 0) {
-                workers_auto = 0;
-                cfg.workers = (int)x;
-            } else {
-                return usage_error(a, "expects a number 1-4096 or 'auto'");
-            }
-        } else if (!strcmp(a, "--port")) {
-            if (c1m_parse_long(v, 0, 65535, 0, &x) < 0)
-                return usage_error(a, "expects a port 0-65535");
-            cfg.port = (int)x;
-        } else if (!strcmp(a, "--backlog")) {
-            if (c1m_parse_long(v, 1, 1 << 20, 1, &x) < 0)
-                return usage_error(a, "expects a number 1-1048576");
-            cfg.backlog = (int)x;
-        } else if (!strcmp(a, "--max-conns")) {
-            if (c1m_parse_long(v, 1, 100000000, 1, &x) < 0)
-                return usage_error(a, "expects a number 1-100m (k/m suffixes allowed)");
-            cfg.max_conns = x;
-        } else if (!strcmp(a, "--worker-conns")) {
-            if (c1m_parse_long(v, 1, 100000000, 1, &x) < 0)
-                return usage_error(a, "expects a positive number");
-            if (x > nofile - FD_RESERVE) {
-                char why[160];
-                snprintf(why, sizeof(why), "%ld exceeds RLIMIT_NOFILE %d minus %d reserved fds",
-                         x, nofile, FD_RESERVE);
-                return usage_error(a, why);
-            }
-            cfg.worker_conns = x;
-        } else if (!strcmp(a, "--sndbuf") || !strcmp(a, "--rcvbuf")) {
-            if (c1m_parse_long(v, 0, 1 << 28, 1, &x) < 0)
-                return usage_error(a, "expects bytes 0-268435456 (0 = kernel default)");
-            *(!strcmp(a, "--sndbuf") ? &cfg.sndbuf : &cfg.rcvbuf) = (int)x;
-        } else if (!strcmp(a, "--max-pending")) {
-            if (c1m_parse_long(v, 1, 1 << 30, 1, &x) < 0)
-                return usage_error(a, "expects bytes 1-1073741824");
-            cfg.max_pending = x;
-        }
-    }
-    if (cfg.worker_conns < 1)
-        return usage_error("--worker-conns", "RLIMIT_NOFILE is too low to hold any connection");
-    if (workers_auto)
-        cfg.workers = c1m_workers_auto(cfg.max_conns, (long)(cfg.worker_conns * AUTO_FILL) > 0
-                                                          ? (long)(cfg.worker_conns * AUTO_FILL) : 1);
-    if (!cfg.stats_path) {
-        snprintf(default_stats, sizeof(default_stats), "/dev/shm/c1m-server-%d.stats", cfg.port);
+    int prc = parse(argc, argv, &cfg, nofile);
+    if (prc >= 0)
+        return prc;
+    /* The default file is this process's own (the pid makes it unique across
+     * network namespaces and runs) and is removed when the server exits. */
+    int own_default = !cfg.stats_path;
+    if (own_default) {
+        snprintf(default_stats, sizeof(default_stats), "/dev/shm/c1m-server-%d-%d.stats",
+                 cfg.port, (int)getpid());
         cfg.stats_path = default_stats;
     }
-    if (cfg.port == 0 && cfg.workers > 1)
-        return usage_error("--port", "port 0 needs --workers 1 (workers must share one port)");
-
-    /* Fail early and clearly if the address cannot be bound. */
-    int probe = c1m_listen_tcp(cfg.host, cfg.port, 1, 1);
-    if (probe < 0) {
-        fprintf(stderr, "c1m-server: cannot listen on %s:%d: %s\n", cfg.host, cfg.port, strerror(errno));
+    if (check_listen(&cfg) < 0)
         return 1;
-    }
-    close(probe);
 
     struct c1m_stats st;
     if (c1m_stats_create(&st, cfg.stats_path, (uint32_t)cfg.workers, (uint64_t)cfg.max_conns, "c") < 0) {
@@ -203,17 +245,19 @@ int main(int argc, char **argv)
 
     struct runctx rc = {&cfg, &st};
     struct c1m_workers ws;
+    int status = 1;
     if (c1m_workers_start(&ws, cfg.workers, worker_main, &rc) < 0) {
         fprintf(stderr, "c1m-server: fork: %s\n", strerror(errno));
-        c1m_stats_close(&st);
-        return 1;
+    } else {
+        struct failctx fc = {&st, &ws};
+        status = c1m_workers_wait(&ws, on_worker_fail, &fc);
+        if (!cfg.quiet)
+            fprintf(stderr, "c1m-server: %s\n", status == 0 ? "all workers exited cleanly"
+                                                            : "stopped after a worker failure");
+        c1m_workers_free(&ws);
     }
-    struct failctx fc = {&st, &ws};
-    int status = c1m_workers_wait(&ws, on_worker_fail, &fc);
-    if (!cfg.quiet)
-        fprintf(stderr, "c1m-server: %s\n", status == 0 ? "all workers exited cleanly"
-                                                        : "stopped after a worker failure");
-    c1m_workers_free(&ws);
     c1m_stats_close(&st);
+    if (own_default)
+        unlink(cfg.stats_path);
     return status;
 }

@@ -1,5 +1,6 @@
 /* stat_main.c - c1m-stat: print or wait on a live counters file (stats.h).
- * Reads shared memory only; never touches the server's sockets. */
+ * Reads the file only; never touches the server's sockets. The one reader of
+ * the format: the Python servers write the same file and are read by this. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "net.h"
+#include "cli.h"
 #include "loop.h"
 #include "stats.h"
 
@@ -20,56 +21,46 @@ static void help(void)
     printf("%s", usage_line);
     printf("\nPrints the counters a c1m server publishes in FILE: one line per worker and a\n"
            "'total' line (key=value), or JSON.\n\n"
+           "A worker is dead when its state is failed, or its process is gone (or a zombie)\n"
+           "while it was neither starting nor exited: it is shown with dead=1, counted in\n"
+           "workers_dead, and its counters are left out of every total.\n\n"
            "  --total          only the total line\n"
            "  --json           {\"kind\":..,\"workers\":[..],\"total\":{..}}\n"
-           "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,full\n"
-           "                   (a header first; for ramp curves with --watch)\n"
+           "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,\n"
+           "                   full,workers_dead (a header first; for ramp curves with --watch)\n"
            "  --get FIELD      print one total: open accepted closed slow lines pongs oversized\n"
-           "                   accept_errors workers listening full stopping exited failed ready\n"
-           "                   (ready = 1 when every worker is listening or full)\n"
+           "                   accept_errors workers workers_dead starting listening full\n"
+           "                   stopping exited failed ready pid (ready = 1 when every worker\n"
+           "                   is alive and listening or full; pid = the server's)\n"
            "  --watch MS       print again every MS milliseconds (with --count N: N times)\n"
-           "  --wait-ready     exit 0 once ready, 1 at --timeout\n"
-           "  --wait FIELD=N   exit 0 once total FIELD >= N, 1 at --timeout\n"
-           "  --timeout S      for the waits (default 30)\n");
+           "  --wait-ready     exit 0 once ready, 1 at --timeout or when a worker is dead\n"
+           "  --wait FIELD=N   exit 0 once total FIELD >= N (live workers only), 1 at\n"
+           "                   --timeout or when a worker is dead\n"
+           "  --timeout S      for the waits (default 30)\n\n"
+           "Exit status: 0 ok, 1 unreadable, truncated or invalid FILE (or a wait that\n"
+           "failed), 2 usage error.\n");
 }
 
-struct total {
-    uint64_t workers, st[6], open, accepted, closed, slow, lines, pongs, oversized, accept_errors;
-    uint64_t pid; /* parent pid from the header */
+struct sample {
+    struct c1m_stats_total t;
+    uint64_t pid; /* the server's (parent) pid, from the header */
 };
 
-static void sum(const struct c1m_stats *s, struct total *t, struct c1m_stats_worker *recs)
+/* The value of a --get/--wait field; -1 for an unknown name. */
+static int field(const struct sample *s, const char *name, uint64_t *out)
 {
-    memset(t, 0, sizeof(*t));
-    t->workers = s->hdr->nworkers;
-    t->pid = s->hdr->parent_pid;
-    for (uint32_t i = 0; i < s->hdr->nworkers; i++) {
-        struct c1m_stats_worker *w = &recs[i];
-        c1m_stats_read(s, i, w);
-        if (w->state < 6)
-            t->st[w->state]++;
-        t->open += w->open;
-        t->accepted += w->accepted;
-        t->closed += w->closed;
-        t->slow += w->slow;
-        t->lines += w->lines;
-        t->pongs += w->pongs;
-        t->oversized += w->oversized;
-        t->accept_errors += w->accept_errors;
-    }
-}
-
-static int field(const struct total *t, const char *name, uint64_t *out)
-{
+    const struct c1m_stats_total *t = &s->t;
+    uint64_t alive_ready = t->state[C1M_ST_LISTENING] + t->state[C1M_ST_FULL];
     struct { const char *n; uint64_t v; } f[] = {
         {"open", t->open}, {"accepted", t->accepted}, {"closed", t->closed}, {"slow", t->slow},
         {"lines", t->lines}, {"pongs", t->pongs}, {"oversized", t->oversized},
         {"accept_errors", t->accept_errors}, {"workers", t->workers},
-        {"starting", t->st[C1M_ST_STARTING]}, {"listening", t->st[C1M_ST_LISTENING]},
-        {"full", t->st[C1M_ST_FULL]}, {"stopping", t->st[C1M_ST_STOPPING]},
-        {"exited", t->st[C1M_ST_EXITED]}, {"failed", t->st[C1M_ST_FAILED]},
-        {"ready", t->workers > 0 && t->st[C1M_ST_LISTENING] + t->st[C1M_ST_FULL] == t->workers},
-        {"pid", t->pid},
+        {"workers_dead", t->workers_dead},
+        {"starting", t->state[C1M_ST_STARTING]}, {"listening", t->state[C1M_ST_LISTENING]},
+        {"full", t->state[C1M_ST_FULL]}, {"stopping", t->state[C1M_ST_STOPPING]},
+        {"exited", t->state[C1M_ST_EXITED]}, {"failed", t->failed},
+        {"ready", t->workers > 0 && t->workers_dead == 0 && alive_ready == t->workers},
+        {"pid", s->pid},
     };
     for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
         if (!strcmp(name, f[i].n)) {
@@ -82,47 +73,76 @@ static int field(const struct total *t, const char *name, uint64_t *out)
 #define COUNTERS_FMT "open=%llu accepted=%llu closed=%llu slow=%llu lines=%llu pongs=%llu " \
                      "oversized=%llu accept_errors=%llu"
 #define U(x) (unsigned long long)(x)
+#define COUNTERS(w) U((w)->open), U((w)->accepted), U((w)->closed), U((w)->slow), \
+                    U((w)->lines), U((w)->pongs), U((w)->oversized), U((w)->accept_errors)
 
-static void print_text(const struct c1m_stats *s, const struct total *t,
-                       const struct c1m_stats_worker *recs, int total_only)
+/* kind as text: NUL-padded bytes from the file, printed up to the first NUL;
+ * anything outside printable ASCII (and, for JSON, quote and backslash) is
+ * escaped, so a hostile file cannot break the output's syntax. */
+static void put_kind(const struct c1m_stats_header *h, int json)
 {
+    for (size_t i = 0; i < sizeof(h->kind) && h->kind[i]; i++) {
+        unsigned char c = (unsigned char)h->kind[i];
+        if (json && (c == '"' || c == '\\'))
+            printf("\\%c", c);
+        else if (c < 0x20 || c >= 0x7f || (!json && c == ' '))
+            printf(json ? "\\u%04x" : "\\x%02x", c);
+        else
+            putchar(c);
+    }
+}
+
+static void print_text(const struct c1m_stats_reader *r, const struct sample *s,
+                       const struct c1m_stats_worker *recs, const unsigned char *dead,
+                       int total_only)
+{
+    const struct c1m_stats_total *t = &s->t;
     if (!total_only)
-        for (uint32_t i = 0; i < t->workers; i++) {
+        for (uint32_t i = 0; i < r->nworkers; i++) {
             const struct c1m_stats_worker *w = &recs[i];
-            printf("worker=%u pid=%llu state=%s " COUNTERS_FMT "\n", i, U(w->pid),
-                   c1m_state_name(w->state), U(w->open), U(w->accepted), U(w->closed), U(w->slow),
-                   U(w->lines), U(w->pongs), U(w->oversized), U(w->accept_errors));
+            printf("worker=%u pid=%llu state=%s dead=%d " COUNTERS_FMT "\n", i, U(w->pid),
+                   c1m_state_name(w->state), dead[i], COUNTERS(w));
         }
-    printf("total kind=%.32s workers=%llu listening=%llu full=%llu failed=%llu " COUNTERS_FMT "\n",
-           s->hdr->kind, U(t->workers), U(t->st[C1M_ST_LISTENING]), U(t->st[C1M_ST_FULL]),
-           U(t->st[C1M_ST_FAILED]), U(t->open), U(t->accepted), U(t->closed), U(t->slow),
-           U(t->lines), U(t->pongs), U(t->oversized), U(t->accept_errors));
+    printf("total kind=");
+    put_kind(&r->hdr, 0);
+    printf(" workers=%llu listening=%llu full=%llu failed=%llu workers_dead=%llu " COUNTERS_FMT
+           "\n", U(t->workers), U(t->state[C1M_ST_LISTENING]), U(t->state[C1M_ST_FULL]),
+           U(t->failed), U(t->workers_dead), COUNTERS(t));
 }
 
 #define JCOUNTERS "\"open\":%llu,\"accepted\":%llu,\"closed\":%llu,\"slow\":%llu,\"lines\":%llu," \
                   "\"pongs\":%llu,\"oversized\":%llu,\"accept_errors\":%llu"
 
-static void print_json(const struct c1m_stats *s, const struct total *t,
-                       const struct c1m_stats_worker *recs)
+static void print_json(const struct c1m_stats_reader *r, const struct sample *s,
+                       const struct c1m_stats_worker *recs, const unsigned char *dead)
 {
-    printf("{\"kind\":\"%.32s\",\"target\":%llu,\"parent_pid\":%llu,\"workers\":[", s->hdr->kind,
-           U(s->hdr->target), U(s->hdr->parent_pid));
-    for (uint32_t i = 0; i < t->workers; i++) {
+    const struct c1m_stats_total *t = &s->t;
+    printf("{\"kind\":\"");
+    put_kind(&r->hdr, 1);
+    printf("\",\"target\":%llu,\"parent_pid\":%llu,\"workers\":[", U(r->hdr.target),
+           U(r->hdr.parent_pid));
+    for (uint32_t i = 0; i < r->nworkers; i++) {
         const struct c1m_stats_worker *w = &recs[i];
-        printf("%s{\"pid\":%llu,\"state\":\"%s\"," JCOUNTERS "}", i ? "," : "", U(w->pid),
-               c1m_state_name(w->state), U(w->open), U(w->accepted), U(w->closed), U(w->slow),
-               U(w->lines), U(w->pongs), U(w->oversized), U(w->accept_errors));
+        printf("%s{\"pid\":%llu,\"state\":\"%s\",\"dead\":%d," JCOUNTERS "}", i ? "," : "",
+               U(w->pid), c1m_state_name(w->state), dead[i], COUNTERS(w));
     }
-    printf("],\"total\":{\"workers\":%llu,\"listening\":%llu,\"full\":%llu,\"failed\":%llu," JCOUNTERS
-           "}}\n", U(t->workers), U(t->st[C1M_ST_LISTENING]), U(t->st[C1M_ST_FULL]),
-           U(t->st[C1M_ST_FAILED]), U(t->open), U(t->accepted), U(t->closed), U(t->slow),
-           U(t->lines), U(t->pongs), U(t->oversized), U(t->accept_errors));
+    printf("],\"total\":{\"workers\":%llu,\"listening\":%llu,\"full\":%llu,\"failed\":%llu,"
+           "\"workers_dead\":%llu," JCOUNTERS "}}\n",
+           U(t->workers), U(t->state[C1M_ST_LISTENING]), U(t->state[C1M_ST_FULL]), U(t->failed),
+           U(t->workers_dead), COUNTERS(t));
 }
 
-static int usage_error(const char *flag, const char *why)
+static void print_csv(const struct sample *s, long n)
 {
-    fprintf(stderr, "c1m-stat: %s: %s\n%s", flag, why, usage_line);
-    return 2;
+    const struct c1m_stats_total *t = &s->t;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (n == 0)
+        printf("unix_ms,open,accepted,closed,slow,listening,full,workers_dead\n");
+    printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+           (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, U(t->open), U(t->accepted),
+           U(t->closed), U(t->slow), U(t->state[C1M_ST_LISTENING]), U(t->state[C1M_ST_FULL]),
+           U(t->workers_dead));
 }
 
 static void sleep_ms(long ms)
@@ -132,123 +152,142 @@ static void sleep_ms(long ms)
     }
 }
 
+enum { F_HELP, F_H, F_TOTAL, F_JSON, F_CSV, F_WAIT_READY, F_GET, F_WATCH, F_COUNT, F_TIMEOUT,
+       F_WAIT, F_NFLAGS };
+static const struct c1m_cli_flag flags[F_NFLAGS] = {
+    [F_HELP] = {"--help", 0}, [F_H] = {"-h", 0}, [F_TOTAL] = {"--total", 0},
+    [F_JSON] = {"--json", 0}, [F_CSV] = {"--csv", 0}, [F_WAIT_READY] = {"--wait-ready", 0},
+    [F_GET] = {"--get", 1}, [F_WATCH] = {"--watch", 1}, [F_COUNT] = {"--count", 1},
+    [F_TIMEOUT] = {"--timeout", 1}, [F_WAIT] = {"--wait", 1},
+};
+
+struct opts {
+    int total_only, json, csv, wait_ready;
+    const char *get, *path;
+    char wait_field[32];
+    long watch, count, timeout, wait_n;
+};
+
+/* -1 to go on, else the exit status. */
+static int parse(int argc, char **argv, struct opts *o)
+{
+    struct c1m_cli c;
+    c1m_cli_init(&c, "c1m-stat", usage_line, flags, F_NFLAGS, argc, argv);
+    int f;
+    while ((f = c1m_cli_next(&c)) != C1M_CLI_END) {
+        const char *v = c.value;
+        switch (f) {
+        case C1M_CLI_ERROR:
+            return 2;
+        case C1M_CLI_POSITIONAL:
+            if (o->path)
+                return c1m_cli_error(&c, v, NULL, "only one FILE");
+            o->path = v;
+            break;
+        case F_HELP: case F_H: help(); return 0;
+        case F_TOTAL: o->total_only = 1; break;
+        case F_JSON: o->json = 1; break;
+        case F_CSV: o->csv = 1; break;
+        case F_WAIT_READY: o->wait_ready = 1; break;
+        case F_GET: o->get = v; break;
+        case F_WAIT: {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || (size_t)(eq - v) >= sizeof(o->wait_field) ||
+                c1m_parse_long(eq + 1, 0, 1L << 40, 1, &o->wait_n) < 0)
+                return c1m_cli_error(&c, c.flag, v, "expects FIELD=N, e.g. open=2000");
+            memcpy(o->wait_field, v, (size_t)(eq - v));
+            o->wait_field[eq - v] = 0;
+            break;
+        }
+        case F_WATCH: case F_COUNT: case F_TIMEOUT: {
+            long *dst = f == F_WATCH ? &o->watch : f == F_COUNT ? &o->count : &o->timeout;
+            if (c1m_parse_long(v, 1, 86400000, 0, dst) < 0)
+                return c1m_cli_error(&c, c.flag, v, "expects a number 1-86400000");
+            break;
+        }
+        }
+    }
+    if (!o->path)
+        return c1m_cli_error(&c, "FILE", NULL, "missing");
+    struct sample probe;
+    memset(&probe, 0, sizeof(probe));
+    uint64_t dummy;
+    if (o->get && field(&probe, o->get, &dummy) < 0)
+        return c1m_cli_error(&c, "--get", o->get, "unknown field");
+    if (o->wait_field[0] && field(&probe, o->wait_field, &dummy) < 0)
+        return c1m_cli_error(&c, "--wait", o->wait_field, "unknown field");
+    return -1;
+}
+
+static int file_error(const char *path, int err)
+{
+    fprintf(stderr, "c1m-stat: %s: %s\n", path, c1m_stats_strerror(err));
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
-    int total_only = 0, json = 0, csv = 0, wait_ready = 0;
-    const char *get = NULL, *path = NULL;
-    char wait_field[32] = "";
-    long watch = 0, count = 0, timeout = 30, wait_n = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            help();
-            return 0;
-        } else if (!strcmp(a, "--total")) {
-            total_only = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--csv")) {
-            csv = 1;
-        } else if (!strcmp(a, "--wait-ready")) {
-            wait_ready = 1;
-        } else if (!strcmp(a, "--get") || !strcmp(a, "--watch") || !strcmp(a, "--count") ||
-                   !strcmp(a, "--timeout") || !strcmp(a, "--wait")) {
-            if (i + 1 >= argc)
-                return usage_error(a, "needs a value");
-            const char *v = argv[++i];
-            if (!strcmp(a, "--get")) {
-                get = v;
-            } else if (!strcmp(a, "--wait")) {
-                const char *eq = strchr(v, '=');
-                if (!eq || eq == v || (size_t)(eq - v) >= sizeof(wait_field) ||
-                    c1m_parse_long(eq + 1, 0, 1L << 40, 1, &wait_n) < 0)
-                    return usage_error(a, "expects FIELD=N, e.g. open=2000");
-                memcpy(wait_field, v, (size_t)(eq - v));
-                wait_field[eq - v] = 0;
-            } else {
-                long *dst = !strcmp(a, "--watch") ? &watch : !strcmp(a, "--count") ? &count : &timeout;
-                if (c1m_parse_long(v, 1, 86400000, 0, dst) < 0)
-                    return usage_error(a, "expects a positive number");
-            }
-        } else if (a[0] == '-') {
-            return usage_error(a, "unknown flag");
-        } else if (!path) {
-            path = a;
-        } else {
-            return usage_error(a, "only one FILE");
-        }
-    }
-    if (!path)
-        return usage_error("FILE", "missing");
-    struct total probe = {0};
-    uint64_t dummy;
-    if (get && field(&probe, get, &dummy) < 0)
-        return usage_error("--get", "unknown field");
-    if (wait_field[0] && field(&probe, wait_field, &dummy) < 0)
-        return usage_error("--wait", "unknown field");
+    struct opts o = {.timeout = 30};
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
 
     /* The waits tolerate a file that does not exist yet (server starting). */
-    int waiting = wait_ready || wait_field[0];
-    uint64_t deadline = c1m_now_ns() + (uint64_t)timeout * 1000000000ull;
-    struct c1m_stats s;
-    while (c1m_stats_open(&s, path) < 0) {
-        if (!waiting || c1m_now_ns() > deadline) {
-            fprintf(stderr, "c1m-stat: %s: %s\n", path,
-                    errno == EPROTO ? "not a c1m counters file" : strerror(errno));
-            return 1;
-        }
+    int waiting = o.wait_ready || o.wait_field[0];
+    uint64_t deadline = c1m_now_ns() + (uint64_t)o.timeout * 1000000000ull;
+    struct c1m_stats_reader r;
+    while (c1m_stats_reader_open(&r, o.path) < 0) {
+        if (!waiting || c1m_now_ns() > deadline)
+            return file_error(o.path, errno);
         sleep_ms(20);
     }
-    struct c1m_stats_worker *recs = calloc(s.hdr->nworkers ? s.hdr->nworkers : 1, sizeof(*recs));
-    if (!recs) {
+    struct c1m_stats_worker *recs = calloc(r.nworkers ? r.nworkers : 1, sizeof(*recs));
+    unsigned char *dead = calloc(r.nworkers ? r.nworkers : 1, 1);
+    if (!recs || !dead) {
         perror("c1m-stat");
+        free(recs);
+        c1m_stats_reader_close(&r);
         return 1;
     }
-    struct total t;
-    int rc = 0;
-    if (waiting) {
-        for (;;) {
-            sum(&s, &t, recs);
+    struct sample s = {.pid = r.hdr.parent_pid};
+    rc = 0;
+    for (long n = 0;; n++) {
+        if (c1m_stats_sum(&r, recs, dead, &s.t) < 0) {
+            rc = file_error(o.path, errno);
+            break;
+        }
+        if (waiting) {
             uint64_t v = 0;
-            if (wait_ready ? (field(&t, "ready", &v), v == 1)
-                           : (field(&t, wait_field, &v), v >= (uint64_t)wait_n))
+            if (o.wait_ready ? (field(&s, "ready", &v), v == 1)
+                             : (field(&s, o.wait_field, &v), v >= (uint64_t)o.wait_n))
                 break;
-            if (t.st[C1M_ST_FAILED] > 0 || c1m_now_ns() > deadline) {
-                fprintf(stderr, "c1m-stat: %s\n", t.st[C1M_ST_FAILED] ? "a worker failed" : "timed out");
-                print_text(&s, &t, recs, 1);
+            if (s.t.workers_dead > 0 || c1m_now_ns() > deadline) {
+                fprintf(stderr, "c1m-stat: %s\n", s.t.workers_dead ? "a worker is dead" : "timed out");
+                print_text(&r, &s, recs, dead, 0);
                 rc = 1;
                 break;
             }
             sleep_ms(10);
+            continue;
         }
-    } else {
-        for (long n = 0;; n++) {
-            sum(&s, &t, recs);
-            if (get) {
-                uint64_t v = 0;
-                field(&t, get, &v);
-                printf("%llu\n", U(v));
-            } else if (csv) {
-                struct timespec now;
-                clock_gettime(CLOCK_REALTIME, &now);
-                if (n == 0)
-                    printf("unix_ms,open,accepted,closed,slow,listening,full\n");
-                printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu\n",
-                       (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, U(t.open),
-                       U(t.accepted), U(t.closed), U(t.slow), U(t.st[C1M_ST_LISTENING]),
-                       U(t.st[C1M_ST_FULL]));
-            } else if (json) {
-                print_json(&s, &t, recs);
-            } else {
-                print_text(&s, &t, recs, total_only);
-            }
-            fflush(stdout);
-            if (!watch || (count && n + 1 >= count))
-                break;
-            sleep_ms(watch);
+        if (o.get) {
+            uint64_t v = 0;
+            field(&s, o.get, &v);
+            printf("%llu\n", U(v));
+        } else if (o.csv) {
+            print_csv(&s, n);
+        } else if (o.json) {
+            print_json(&r, &s, recs, dead);
+        } else {
+            print_text(&r, &s, recs, dead, o.total_only);
         }
+        fflush(stdout);
+        if (!o.watch || (o.count && n + 1 >= o.count))
+            break;
+        sleep_ms(o.watch);
     }
     free(recs);
-    c1m_stats_close(&s);
+    free(dead);
+    c1m_stats_reader_close(&r);
     return rc;
 }

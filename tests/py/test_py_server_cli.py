@@ -109,12 +109,35 @@ class UsageTest(unittest.TestCase):
         self.assertUsage(["--loop", "c1m", "--api", "streams"], "--api")
         self.assertUsage(["--api", "protocol"], "--loop")
 
+    def test_numbers_are_ascii_digits_only(self):
+        # int() and str.isdigit() take other scripts' digits; c1m-server does not
+        base = ["--loop", "asyncio", "--api", "protocol"]
+        for flag, value in (("--workers", "\u0663"),            # Arabic-Indic 3
+                            ("--port", "\uff19\uff10\uff10\uff10"),  # fullwidth 9000
+                            ("--max-conns", "\u0967k"),         # Devanagari 1, k
+                            ("--port", " 9000"), ("--port", "9000 "), ("--port", "+9000"),
+                            ("--backlog", "1_000"), ("--sndbuf", "0x10")):
+            with self.subTest(flag=flag, value=value):
+                self.assertUsage(base + [flag, value], flag)
+        c = cli.parse(base + ["--port", "9000", "--max-conns", "2K", "--workers", "3"])
+        self.assertEqual((c.port, c.max_conns, c.workers), (9000, 2000, 3))
+
+    def test_host_of_64_bytes_is_a_usage_error(self):
+        # c1m-server's listener keeps the host in 64 bytes: reject at parse
+        # time (exit 2) instead of every worker failing later
+        base = ["--loop", "asyncio", "--api", "protocol"]
+        self.assertUsage(base + ["--host", "a" * 64], "--host")
+        self.assertUsage(base + ["--host", "\u00e9" * 32], "--host")  # 64 bytes in UTF-8
+        self.assertEqual(cli.parse(base + ["--host", "a" * 63]).host, "a" * 63)
+
     def test_sizing(self):
         nofile = cli.nofile_limit()
         c = cli.parse(["--loop", "asyncio", "--api", "protocol"])
         self.assertEqual(c.worker_conns, nofile - cli.FD_RESERVE)
         self.assertEqual(c.kind, "asyncio-protocol")
-        self.assertEqual(c.stats, "/dev/shm/c1m-asyncio-protocol-9000.stats")
+        # unique per process (netns-independent), removed at exit: see DefaultStatsPathTest
+        self.assertEqual(c.stats, "/dev/shm/c1m-asyncio-protocol-9000-%d.stats" % os.getpid())
+        self.assertTrue(c.stats_default)
         self.assertEqual((c.host, c.port, c.backlog, c.sndbuf, c.rcvbuf, c.max_pending),
                          ("0.0.0.0", 9000, 65535, 4096, 4096, 4096))
         c = cli.parse(["--loop", "uvloop", "--api", "streams", "--max-conns", "2000",
@@ -125,7 +148,9 @@ class UsageTest(unittest.TestCase):
                        "--worker-conns", "10k", "--workers", "3", "--port", "9999"])
         self.assertEqual((c.max_conns, c.worker_conns, c.workers, c.kind),
                          (1000000, 10000, 3, "pyext"))
-        self.assertEqual(c.stats, "/dev/shm/c1m-pyext-9999.stats")
+        self.assertEqual(c.stats, "/dev/shm/c1m-pyext-9999-%d.stats" % os.getpid())
+        c = cli.parse(["--loop", "asyncio", "--api", "protocol", "--stats", "/tmp/x.stats"])
+        self.assertEqual((c.stats, c.stats_default), ("/tmp/x.stats", False))
 
     def test_help(self):
         r = run_cli(["--help"])
@@ -201,13 +226,42 @@ class StatsFileTest(unittest.TestCase):
         self.assertEqual((r["pid"], r["state"], r["open"], r["seq"] % 2), (8, 5, 5, 0))
         sf.close()
 
-    def test_reader_rejects_other_files(self):
+    def test_raw_open_rejects_other_files(self):
         with open(self.path, "wb") as f:
             f.write(b"x" * 100)
+        with self.assertRaisesRegex(ValueError, "not a c1m counters file"):
+            pstats.StatsFile.open(self.path)
+        fifo = os.path.join(self.tmp.name, "fifo")
+        os.mkfifo(fifo)
+        with self.assertRaisesRegex(ValueError, "not a regular file"):  # and no hang
+            pstats.StatsFile.open(fifo)
+
+    def test_one_reader(self):
+        # the format is read by c1m-stat only: no second CLI in Python
         r = subprocess.run([PYTHON, "-m", "py_server.stats", self.path], cwd=REPO,
                            capture_output=True, text=True)
         self.assertEqual(r.returncode, 1)
-        self.assertIn("not a c1m counters file", r.stderr)
+        self.assertIn("c1m-stat", r.stderr)
+        self.assertFalse(hasattr(pstats, "main") or hasattr(pstats, "format_text"))
+
+    def test_create_never_follows_a_planted_symlink(self):
+        # /dev/shm is world-writable and the server may run as root: a link
+        # planted at the old predictable temporary name (PATH.PID.tmp) or at
+        # PATH itself must not let create() write through it.
+        victim = os.path.join(self.tmp.name, "victim")
+        with open(victim, "wb") as f:
+            f.write(b"precious")
+        os.symlink(victim, "%s.%d.tmp" % (self.path, os.getpid()))
+        os.symlink(victim, self.path)
+        sf = pstats.StatsFile.create(self.path, 2, 0, "x")
+        sf.close()
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), b"precious")
+        self.assertFalse(os.path.islink(self.path))
+        self.assertEqual(os.path.getsize(self.path), 64 + 2 * 128)
+        self.assertEqual(oct(os.stat(self.path).st_mode & 0o777), oct(0o644))
+        left = sorted(f for f in os.listdir(self.tmp.name) if f.startswith("f.stats."))
+        self.assertEqual(left, ["f.stats.%d.tmp" % os.getpid()])  # only the planted link
 
 
 class SupervisionTest(unittest.TestCase):
@@ -259,28 +313,25 @@ class SupervisionTest(unittest.TestCase):
             self.assertEqual(len(pids), 3)
             self.assertNotIn(s.proc.pid, pids)
             self.assertEqual(sum(w["open"] for w in snap["workers"]), 150)
-            r = subprocess.run([PYTHON, "-m", "py_server.stats", s.stats], cwd=REPO,
-                               capture_output=True, text=True)
-            lines = r.stdout.strip().splitlines()
-            self.assertEqual(len(lines), 4)
-            self.assertTrue(lines[0].startswith("worker=0 pid="))
-            self.assertRegex(lines[-1], r"^total kind=asyncio-protocol workers=3 listening=3 "
-                                        r"full=0 failed=0 open=150 accepted=150 closed=0 slow=0 "
-                                        r"lines=150 pongs=150 oversized=0 accept_errors=0$")
-            j = json.loads(subprocess.run([PYTHON, "-m", "py_server.stats", s.stats, "--json"],
-                                          cwd=REPO, capture_output=True, text=True).stdout)
-            self.assertEqual(j["total"]["open"], 150)
-            self.assertEqual(j["kind"], "asyncio-protocol")
-            g = subprocess.run([PYTHON, "-m", "py_server.stats", s.stats, "--get", "open"],
-                               cwd=REPO, capture_output=True, text=True).stdout.strip()
-            self.assertEqual(g, "150")
-            if os.access(C1M_STAT, os.X_OK):  # the C reader sees the same file
-                c = subprocess.run([C1M_STAT, s.stats], capture_output=True, text=True)
-                self.assertEqual(c.returncode, 0, c.stderr)
-                self.assertEqual(c.stdout.strip().splitlines()[-1], lines[-1])
-                cj = json.loads(subprocess.run([C1M_STAT, "--json", s.stats],
-                                               capture_output=True, text=True).stdout)
-                self.assertEqual(cj, j)
+            if os.access(C1M_STAT, os.X_OK):  # the one reader of the file: c1m-stat
+                r = subprocess.run([C1M_STAT, s.stats], capture_output=True, text=True)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                lines = r.stdout.strip().splitlines()
+                self.assertEqual(len(lines), 4)
+                self.assertTrue(lines[0].startswith("worker=0 pid="))
+                self.assertRegex(lines[-1], r"^total kind=asyncio-protocol workers=3 listening=3 "
+                                            r"full=0 failed=0 workers_dead=0 open=150 "
+                                            r"accepted=150 closed=0 slow=0 lines=150 pongs=150 "
+                                            r"oversized=0 accept_errors=0$")
+                j = json.loads(subprocess.run([C1M_STAT, "--json", s.stats],
+                                              capture_output=True, text=True).stdout)
+                self.assertEqual(j["total"]["open"], 150)
+                self.assertEqual(j["kind"], "asyncio-protocol")
+                self.assertEqual([w["pid"] for w in j["workers"]],
+                                 [w["pid"] for w in snap["workers"]])
+                g = subprocess.run([C1M_STAT, "--get", "open", s.stats],
+                                   capture_output=True, text=True).stdout.strip()
+                self.assertEqual(g, "150")
         finally:
             for c in socks:
                 c.close()
@@ -346,19 +397,75 @@ class SupervisionTest(unittest.TestCase):
         self.assertIn("--stats", r.stderr)
 
     def test_wait_ready_reader(self):
+        if not os.access(C1M_STAT, os.X_OK):
+            self.skipTest("no c1m-stat at %s" % C1M_STAT)
         s = self.server(9237, "--workers", "2")
-        r = subprocess.run([PYTHON, "-m", "py_server.stats", "--wait-ready", "--timeout", "10",
-                            s.stats], cwd=REPO, capture_output=True, text=True)
+        r = subprocess.run([C1M_STAT, "--wait-ready", "--timeout", "10", s.stats],
+                           capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         c = socket.create_connection((HOST, 9237), timeout=5)
         c.sendall(b"ping\n")
         c.recv(5)
-        r = subprocess.run([PYTHON, "-m", "py_server.stats", "--wait", "pongs=1", "--timeout",
-                            "5", s.stats], cwd=REPO, capture_output=True, text=True)
+        r = subprocess.run([C1M_STAT, "--wait", "pongs=1", "--timeout", "5", s.stats],
+                           capture_output=True, text=True)
         self.assertEqual(r.returncode, 0, r.stderr)
         c.close()
         rc, err = s.stop()
         self.assertEqual(rc, 0, err)
+
+    def test_port_in_use_message(self):
+        # the same words as c1m-server's (tests/cli.bats)
+        blocker = socket.socket()
+        blocker.bind((HOST, 9239))
+        blocker.listen(1)
+        try:
+            r = run_cli(["--loop", "asyncio", "--api", "protocol", "--host", HOST, "--port", "9239",
+                         "--stats", os.path.join(self.tmp.name, "b.stats")])
+        finally:
+            blocker.close()
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot listen on %s:9239: address in use" % HOST, r.stderr)
+
+    def test_resolver_error_is_the_resolvers(self):
+        r = run_cli(["--loop", "asyncio", "--api", "protocol", "--host", "no-such-host.invalid",
+                     "--port", "9240", "--stats", os.path.join(self.tmp.name, "r.stats")])
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("cannot listen on no-such-host.invalid:9240", r.stderr)
+        self.assertNotIn("Cannot assign requested address", r.stderr)
+
+
+class DefaultStatsPathTest(unittest.TestCase):
+    """Without --stats the file is the process's own (pid in the name: two
+    servers on one port in two network namespaces no longer share it) and it
+    is removed when the server exits."""
+
+    def test_default_file_is_per_process_and_removed(self):
+        port = 9241
+        proc = subprocess.Popen([PYTHON, "-m", "py_server", "--loop", "asyncio", "--api",
+                                 "protocol", "--host", HOST, "--port", str(port), "--workers", "2"],
+                                cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        path = "/dev/shm/c1m-asyncio-protocol-%d-%d.stats" % (port, proc.pid)
+        try:
+            deadline = time.monotonic() + 15
+            ready = False
+            while time.monotonic() < deadline and proc.poll() is None and not ready:
+                try:
+                    ready = pstats.read_file(path)["total"]["ready"] == 1
+                except (OSError, ValueError):
+                    pass
+                time.sleep(0.05)
+            self.assertTrue(ready, "no ready counters file at %s" % path)
+        finally:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+            try:
+                _, err = proc.communicate(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+        self.assertEqual(proc.returncode, 0, err)
+        self.assertFalse(os.path.exists(path), "default counters file left behind")
 
 
 if __name__ == "__main__":
