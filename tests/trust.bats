@@ -131,31 +131,47 @@ gate() {
     healthy "${lines[4]}"
 }
 
-@test "trust: kill -9 of one server worker mid-hold is server-died, never ok" {
-    need_root
+# kill_in_hold COMM: start a run with a 10 s hold, kill -9 one worker process
+# named COMM (a COMM in the run's namespace whose parent is a COMM) once the
+# hold started, and wait for the run to finish (exit 0).
+kill_in_hold() {
     mkdir -p "$OUT"
     run_one --hold 10 --quiet-max 0 --disturb-pct 100 2> "$OUT.err" &
     RUN_PID=$!
     wait_for 60 grep -q holding "$OUT.err" || { cat "$OUT.err" >&2; fail "the hold never started"; }
-    # a worker: a c1m-server in the run's namespace whose parent is a c1m-server
     local ns victim="" p pp
     ns=$(cat "$OUT/netns")
     for p in $(ip netns pids "$ns"); do
         pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) || continue
-        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = c1m-server ] \
-           && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = c1m-server ]; then
+        if [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$1" ] \
+           && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = "$1" ]; then
             victim=$p; break
         fi
     done
-    [ -n "$victim" ] || fail "no server worker found in $ns"
+    [ -n "$victim" ] || fail "no $1 worker found in $ns"
     kill -KILL "$victim"
     wait "$RUN_PID"; local rc=$?
     RUN_PID=
     assert_equal "$rc" 0
+}
+
+@test "trust: kill -9 of one server worker mid-hold is server-died, never ok" {
+    need_root
+    kill_in_hold c1m-server
     run get status workers_dead note
     [ "${lines[0]}" = server-died ] || { show; fail "status ${lines[0]}"; }
     [ "${lines[1]}" -ge 1 ]
     assert_line --index 2 --partial "server died during the run"
+}
+
+@test "trust: kill -9 of one client worker mid-hold is inconsistent (the counts disagree), never ok" {
+    need_root
+    kill_in_hold c1m-client
+    run get status health workers_dead
+    [ "${lines[0]}" = inconsistent ] || { show; fail "status ${lines[0]}"; }
+    [[ ${lines[1]} == "target=2000 "* ]] && [[ ${lines[1]} != *"server=2000 sockets=2000 "*"client=2000 "* ]] \
+        || fail "health: ${lines[1]}"
+    assert_equal "${lines[2]}" 0
 }
 
 @test "trust: the quiet gate waits for another run's namespace, then marks the run disturbed" {
