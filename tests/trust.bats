@@ -8,7 +8,7 @@
 setup() {
     load helpers
     load_bats_libs
-    RUN_PID= BURN_PID= PENDING_NS=
+    RUN_PID='' BURN_PID='' PENDING_NS=''
     OUT=$BATS_TEST_TMPDIR/run
 }
 
@@ -118,7 +118,7 @@ gate() {
     BURN_PID=$!
     local burner=""
     wait_for 5 burner_started
-    burner=$(cat "/proc/$BURN_PID/task/$BURN_PID/children" | tr -d ' ')
+    burner=$(tr -d ' ' < "/proc/$BURN_PID/task/$BURN_PID/children")
     [ -n "$burner" ]
     run_one --quiet --hold 3 --quiet-max 0 --disturb-pct 5 2> "$OUT.err"
     stop_pid "$BURN_PID"; BURN_PID=

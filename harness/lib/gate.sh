@@ -44,6 +44,7 @@ gate_other_namespaces() {
 # (what was still not quiet); what it waits for is logged on stderr when that
 # changes. Each check takes ~2 s (the CPU window); the window's sleep runs in
 # the background so a stop signal is handled at once.
+# shellcheck disable=SC2034  # GATE* are read by the caller
 quiet_gate() {
     local max=$1 cpu_pct=$2 base_slab=$3 base_tcp=$4 own=$5
     local t0 b0 t1 b1 slab0 slab1 tcp0 tcp1 busy others causes start what last=""
