@@ -72,6 +72,11 @@ client_holding() { grep -qs "ramp done" "$BATS_TEST_TMPDIR/client.out"; }
         "--connections 10 --quiet=yes|--quiet"
         "--connections 10 --bogus|--bogus"
         "--connections 10 stray|stray"
+        "--connections +10|--connections"
+        "--connections 10 --port=+9000|--port"
+        "--connections 10 --rate 1.5|--rate"
+        "--connections 10 --hold 1e2|--hold"
+        "--connections 10 --host=hhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhhh|--host"
     )
     local c args flag
     for c in "${cases[@]}"; do

@@ -35,7 +35,7 @@ static void help(void)
            "  --watch MS       print again every MS milliseconds (with --count N: N times)\n"
            "  --wait-ready     exit 0 once ready, 1 at --timeout or when a worker is dead\n"
            "  --wait FIELD=N   exit 0 once total FIELD >= N (live workers only), 1 at\n"
-           "                   --timeout or when a worker is dead\n"
+           "                   --timeout or as soon as a worker is dead\n"
            "  --timeout S      for the waits (default 30)\n\n"
            "Exit status: 0 ok, 1 unreadable, truncated or invalid FILE (or a wait that\n"
            "failed), 2 usage error.\n");
@@ -257,9 +257,12 @@ int main(int argc, char **argv)
             break;
         }
         if (waiting) {
+            /* A dead worker fails the wait even when the live ones reach N:
+             * a worker that died is a failure, never a count. */
             uint64_t v = 0;
-            if (o.wait_ready ? (field(&s, "ready", &v), v == 1)
-                             : (field(&s, o.wait_field, &v), v >= (uint64_t)o.wait_n))
+            if (s.t.workers_dead == 0 &&
+                (o.wait_ready ? (field(&s, "ready", &v), v == 1)
+                              : (field(&s, o.wait_field, &v), v >= (uint64_t)o.wait_n)))
                 break;
             if (s.t.workers_dead > 0 || c1m_now_ns() > deadline) {
                 fprintf(stderr, "c1m-stat: %s\n", s.t.workers_dead ? "a worker is dead" : "timed out");

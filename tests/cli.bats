@@ -1,0 +1,127 @@
+#!/usr/bin/env bats
+# The command lines of the three C programs (one parser, c_server/lib/cli.c):
+# --flag=value and --flag value alike, strict numbers, the host bound, the
+# resolver's own errors; a port already in use is refused (c1m-server and
+# py_server). Runs in a fresh network namespace (skips without root).
+
+setup_file() {
+    load helpers
+    ns_setup
+}
+teardown_file() {
+    load helpers
+    ns_teardown
+}
+
+setup() {
+    load helpers
+    load_bats_libs
+    STATS=$BATS_TEST_TMPDIR/server.stats
+    PORT=9000
+}
+teardown() {
+    stop_pid "${OTHER_PID:-}"
+    stop_test_processes
+    check_sanitizer_logs
+}
+
+need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
+
+# usage_case PROG FLAG ARGS...: PROG ARGS exits 2 naming FLAG, with the usage
+# line. Bounded: a program that wrongly accepts its arguments is stopped.
+usage_case() {
+    local prog=$1 flag=$2; shift 2
+    echo "case: ${prog##*/} $*" >&2
+    run timeout 10 "$prog" "$@"
+    assert_failure 2
+    assert_output --partial -- "$flag"
+    assert_output --partial "usage:"
+}
+
+@test "the C programs take --flag=value as well as --flag value" {
+    need_ns
+    (exec ip netns exec "$TEST_NS" "$SERVER" --port="$PORT" --workers=2 --max-conns=100 \
+        --stats="$STATS" --quiet) &
+    SERVER_PID=$!
+    run "$STAT" --wait-ready --timeout=20 "$STATS"
+    assert_success
+    run "$STAT" --get=workers "$STATS"
+    assert_output 2
+    run in_ns "$CLIENT" --connections=20 --port="$PORT" --workers=1 --hold=0 --quiet
+    assert_success
+    assert_output --partial "20/20 established"
+    # a switch given a value, a flag missing its value
+    usage_case "$SERVER" --quiet --quiet=1
+    usage_case "$STAT" --json --json=yes "$STATS"
+    usage_case "$STAT" --get --get
+    usage_case "$SERVER" --stats --port 9 --stats
+}
+
+@test "numbers are strict: spaces, signs, garbage, other bases and overflow exit 2 naming the flag" {
+    # c1m-server: 192.0.2.1 is not local, so a wrongly accepted value ends in
+    # "cannot listen" (exit 1) instead of a server that runs.
+    local s=(--host 192.0.2.1 --stats "$BATS_TEST_TMPDIR/never.stats")
+    usage_case "$SERVER" --port "${s[@]}" --port " 80"
+    usage_case "$SERVER" --port "${s[@]}" --port "80 "
+    usage_case "$SERVER" --port "${s[@]}" --port +80
+    usage_case "$SERVER" --port "${s[@]}" --port=0x50
+    usage_case "$SERVER" --workers "${s[@]}" --workers 99999999999999999999999
+    usage_case "$SERVER" --max-conns "${s[@]}" --max-conns 9223372036854775807k
+    usage_case "$SERVER" --backlog "${s[@]}" --backlog 1kk
+    usage_case "$SERVER" --sndbuf "${s[@]}" --sndbuf 1e3
+    # c1m-client: nothing listens on port 9, so a wrongly accepted value exits 1
+    usage_case "$CLIENT" --connections --connections " 10" --port 9
+    usage_case "$CLIENT" --port --connections 10 --port +9
+    usage_case "$CLIENT" --inflight --connections 10 --port 9 --inflight 10x
+    usage_case "$CLIENT" --hold --connections 10 --port 9 --hold " 1"
+    usage_case "$CLIENT" --hold --connections 10 --port 9 --hold nan
+    usage_case "$CLIENT" --connect-timeout --connections 10 --port 9 --connect-timeout 0x1p3
+    usage_case "$CLIENT" --heartbeat --connections 10 --port 9 --heartbeat 1e1
+    # c1m-stat
+    usage_case "$STAT" --timeout --timeout " 5" "$STATS"
+    usage_case "$STAT" --watch --watch -1 "$STATS"
+    usage_case "$STAT" --wait --wait "open= 5" "$STATS"
+    usage_case "$STAT" --count --count 18446744073709551617 --watch 1 "$STATS"
+}
+
+@test "--host of 64 bytes or more is a usage error at parse time" {
+    local long
+    long=$(printf 'h%.0s' {1..64})
+    usage_case "$SERVER" --host --host "$long" --port "$PORT" --stats "$BATS_TEST_TMPDIR/never.stats"
+    usage_case "$CLIENT" --host --connections 10 --host "$long"
+    [ ! -e "$BATS_TEST_TMPDIR/never.stats" ]
+}
+
+@test "a host that does not resolve: the resolver's own error (exit 1), not EADDRNOTAVAIL" {
+    need_ns
+    run in_ns "$SERVER" --host no-such-host.invalid --port "$PORT" --stats "$BATS_TEST_TMPDIR/never.stats"
+    assert_failure 1
+    assert_output --partial "cannot resolve --host no-such-host.invalid: "
+    refute_output --partial "Cannot assign requested address"
+    [ ! -e "$BATS_TEST_TMPDIR/never.stats" ]
+}
+
+@test "c1m-server refuses a port already in use (exit 1), as py_server does" {
+    need_ns
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 2
+    # a second c1m-server used to join the first through SO_REUSEPORT
+    run in_ns timeout 20 "$SERVER" --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/second.stats"
+    assert_failure 1
+    assert_output --partial "cannot listen on 0.0.0.0:$PORT: address in use"
+    run in_ns env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol \
+        --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/third.stats"
+    assert_failure 1
+    assert_output --partial "cannot listen on 0.0.0.0:$PORT: address in use"
+    run "$STAT" --get workers_dead "$STATS"
+    assert_output 0
+    stop_pid "$SERVER_PID"
+    # and a plain listener without SO_REUSEPORT
+    (exec ip netns exec "$TEST_NS" "$PYTHON" -c 'import socket, time
+s = socket.socket(); s.bind(("127.0.0.1", int(__import__("sys").argv[1]))); s.listen(1)
+print("listening", flush=True); time.sleep(60)' "$PORT" > "$BATS_TEST_TMPDIR/other.out") &
+    OTHER_PID=$!
+    wait_for 10 grep -q listening "$BATS_TEST_TMPDIR/other.out"
+    run in_ns timeout 20 "$SERVER" --host 127.0.0.1 --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/fourth.stats"
+    assert_failure 1
+    assert_output --partial "cannot listen on 127.0.0.1:$PORT: address in use"
+}
