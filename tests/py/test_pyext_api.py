@@ -635,6 +635,33 @@ class TestSignals(unittest.TestCase):
         self.assertIn("ZeroDivisionError", err)
         self.assertIn("Traceback", err)
 
+    def test_pending_signal_discarded_by_remove_and_close(self):
+        # A signal that arrived (blocked, for the signalfd) but was not read
+        # yet was delivered with its default action when remove_signal_handler
+        # or close() unblocked it: the process died of SIGUSR1. asyncio ignores
+        # a signal whose handler is gone.
+        code = """
+            import signal, c1m
+            lp = c1m.Loop()
+            got = []
+            lp.add_signal_handler(signal.SIGUSR1, got.append, "usr1")
+            lp.add_signal_handler(signal.SIGUSR2, got.append, "usr2")
+            def cb():
+                signal.raise_signal(signal.SIGUSR1)   # pending: blocked in this thread
+                print("removed", lp.remove_signal_handler(signal.SIGUSR1), flush=True)
+                lp.stop()
+            lp.call_soon(cb)
+            lp.call_later(5, lambda: (print("watchdog"), lp.stop()))
+            lp.run_forever()
+            signal.raise_signal(signal.SIGUSR2)       # pending when the loop closes
+            lp.close()
+            print("alive", got)
+        """
+        rc, out, err = run_py(code)
+        self.assertEqual(rc, 0, "exit %d\n%s%s" % (rc, out, err))
+        self.assertIn("removed True", out)
+        self.assertIn("alive []", out)
+
     def test_sigint_keyboard_interrupt_while_waiting(self):
         # Python's own SIGINT handler (no add_signal_handler): KeyboardInterrupt
         # out of run_forever while it blocks in epoll_wait.
