@@ -20,7 +20,7 @@ import os
 import sys
 
 from . import streams
-from .protocol import LineProtocol, abort
+from .protocol import LineProtocol, discard
 
 
 class Unavailable(Exception):
@@ -110,7 +110,7 @@ class AsyncioBackend(_LoopCalls):
         if cfg.api == "streams":
             self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf)
         else:
-            LineProtocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf)
+            LineProtocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
 
     def _create(self):
         cfg = self.cfg
@@ -196,7 +196,7 @@ class C1mBackend(_LoopCalls):
         self.server = None
         self.bufs_kw = cfg.sndbuf > 0 or cfg.rcvbuf > 0
         # The protocol's own get_extra_info("socket") path would find None.
-        LineProtocol.configure(counters, cfg.max_pending, 0, 0)
+        LineProtocol.configure(counters, cfg.max_pending, 0, 0, self.loop)
 
     def _create(self):
         cfg = self.cfg
@@ -251,12 +251,13 @@ def close_protocols():
 
 
 def abort_protocols():
-    """Abort what close() left open (peers that do not read keep output queued)."""
+    """Abort what close() left open (peers that do not read keep output
+    queued); the replies dropped leave the pongs counter."""
     for obj in gc.get_objects():
         if type(obj) is LineProtocol:
             t = getattr(obj, "t", None)
             if t is not None:
-                abort(t)
+                discard(t, LineProtocol.W)
 
 
 def make_backend(cfg, counters):

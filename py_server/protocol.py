@@ -5,12 +5,27 @@ Wire rules (DEVELOPERS.md "Wire protocol", c_server/lib/lineproto.c): lines end
 with b"\\n"; b"ping\\n" is answered b"pong\\n"; every complete line is counted
 in `lines`, every reply in `pongs`; a line longer than MAX_LINE bytes (without
 its newline) closes the connection (`oversized`), detected as soon as the
-partial line passes the limit; more than `max_pending` reply bytes waiting in
-the transport closes it too (`slow`).
+partial line passes the limit, after the replies to the lines before it were
+written (close() sends them before closing).
 
-Per connection the protocol keeps two slots: the transport and one small int
-describing the current partial line (its length, plus NOT_PING when it can no
-longer be "ping"). Only "ping" means anything, so nothing of a line is buffered.
+The slow cutoff: more than `max_pending` reply bytes that the peer has not
+taken after the server tried to send them close the connection (`slow`).
+The C server calls send() until EAGAIN and judges what is left. A Python
+transport sends once per write() or EPOLLOUT (uvloop: at the end of the
+iteration) and keeps the rest, so what is queued right after a write says
+little: one write may be larger than one send() takes while the peer reads
+all along. So once a write leaves more than `max_pending` queued, the server
+stops reading from that peer and looks at the backlog each time the
+transport has had its next chance to send (after_next_send, next_send):
+back within the bound, it reads again; smaller than at the last look, the
+peer is taking it; not smaller, the kernel took nothing. A socket can refuse
+for a while although the peer reads (its ACK comes late: delayed ACK, up to
+200 ms), where the C server's send() would have found room when the peer's
+next data brought the ACK: so one more look after STALL_S, and a backlog that
+still did not shrink is a slow peer (backlog_verdict).
+
+`pongs` counts the replies handed to the transport and not discarded
+(discard()), as the C server counts the replies handed to the kernel.
 """
 import asyncio
 import socket
@@ -25,6 +40,10 @@ PONG = b"pong\n"
 NOT_PING = 1 << 12
 LEN_MASK = NOT_PING - 1
 CLOSED = -1
+
+# backlog_verdict()
+DRAINED, DRAINING, STALLED, SLOW = range(4)
+STALL_S = 0.25  # > the 200 ms minimum delayed ACK / retransmission timeout
 
 
 def feed(data, n):
@@ -114,10 +133,50 @@ def abort(transport):
         transport.close()
 
 
+def after_next_send(loop, fn, *args):
+    """Call fn(*args) once the transports have had their next chance to send
+    what they hold: two hops through the loop's ready queue. Every loop runs
+    the callbacks queued before an iteration's poll ahead of that poll's I/O
+    callbacks (asyncio and c1m run them first in the iteration, uvloop in its
+    idle phase; a transport retries sending on the poll's EPOLLOUT, uvloop
+    also sends queued writes at the end of the iteration): the first hop runs
+    before the next poll, the second after it."""
+    loop.call_soon(loop.call_soon, fn, *args)
+
+
+async def next_send():
+    """after_next_send for a coroutine: two hops (sleep(0) reschedules the
+    task through the ready queue)."""
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+
+
+def backlog_verdict(queued, before, stalled, max_pending):
+    """The slow cutoff on a backlog of `queued` bytes that was `before` bytes
+    at the last look, nothing having been written since, the transport having
+    had its chance to send in between; `stalled`: the last look said STALLED.
+    DRAINED: within the bound (read again). DRAINING: over it, the peer took
+    some (look again after the next chance: after_next_send / next_send).
+    STALLED: over it, nothing taken (look again after STALL_S). SLOW: over
+    it, nothing taken in STALL_S either."""
+    if queued <= max_pending:
+        return DRAINED
+    if queued < before:
+        return DRAINING
+    return SLOW if stalled else STALLED
+
+
+def discard(t, w):
+    """Abort t, dropping its queued output, and take the replies dropped out
+    of w.pongs (a reply partly sent was not sent)."""
+    w.pongs -= (t.get_write_buffer_size() + len(PONG) - 1) // len(PONG)
+    abort(t)
+
+
 class LineProtocol(asyncio.Protocol):
     """One connection. Uses only the transport methods the c1m loop provides:
-    write, close, is_closing, get_write_buffer_size, get_extra_info (and
-    abort when the transport has it).
+    write, close, is_closing, get_write_buffer_size, get_extra_info,
+    pause_reading, resume_reading (and abort when the transport has it).
 
     Configuration is per process, on the class (the class itself is the
     protocol factory): see configure()."""
@@ -125,18 +184,20 @@ class LineProtocol(asyncio.Protocol):
     __slots__ = ("t", "n")
 
     W = Counters()
+    loop = None  # for after_next_send
     max_pending = 4096
     sndbuf = 4096
     rcvbuf = 4096
     bufs = True  # sndbuf > 0 or rcvbuf > 0
 
     @classmethod
-    def configure(cls, counters, max_pending=4096, sndbuf=4096, rcvbuf=4096):
+    def configure(cls, counters, max_pending=4096, sndbuf=4096, rcvbuf=4096, loop=None):
         cls.W = counters
         cls.max_pending = max_pending
         cls.sndbuf = sndbuf
         cls.rcvbuf = rcvbuf
         cls.bufs = sndbuf > 0 or rcvbuf > 0
+        cls.loop = loop
 
     def connection_made(self, transport):
         self.t = transport
@@ -162,21 +223,42 @@ class LineProtocol(asyncio.Protocol):
         w.lines += lines
         if pings:
             w.pongs += pings
-        if n < 0:
-            w.oversized += 1
-            self.t.close()
-            return
-        if pings:
             t = self.t
             t.write(PONG if pings == 1 else PONG * pings)
-            if t.get_write_buffer_size() > self.max_pending:
-                w.slow += 1
-                self.n = CLOSED
-                abort(t)
+            if n >= 0:
+                queued = t.get_write_buffer_size()
+                if queued > self.max_pending:
+                    # the slow cutoff (module docstring): no more reading
+                    # until the backlog is judged
+                    t.pause_reading()
+                    after_next_send(self.loop, self.check_backlog, queued, False)
+        if n < 0:
+            # oversized: close() sends the replies written above first
+            w.oversized += 1
+            self.t.close()
+
+    def check_backlog(self, before, stalled):
+        t = self.t
+        if self.n < 0 or t is None:
+            return  # closed meanwhile
+        queued = t.get_write_buffer_size()
+        verdict = backlog_verdict(queued, before, stalled, self.max_pending)
+        if verdict == DRAINED:
+            t.resume_reading()
+        elif verdict == DRAINING:
+            after_next_send(self.loop, self.check_backlog, queued, False)
+        elif verdict == STALLED:
+            self.loop.call_later(STALL_S, self.check_backlog, queued, True)
+        else:
+            w = self.W
+            w.slow += 1
+            self.n = CLOSED
+            discard(t, w)
 
     def eof_received(self):
-        # The peer is done: close (returning a false value makes asyncio and
-        # uvloop close too; closing here does not depend on that).
+        # The peer is done: close once the replies are sent (returning a
+        # false value makes asyncio and uvloop close too; closing here does
+        # not depend on that).
         self.n = CLOSED
         t = self.t
         if t is not None:

@@ -16,10 +16,18 @@ Seed 000 (the article this benchmark answers) served idle connections with
 handle_conn below is that loop; the additions are the counters, the per
 connection buffer sizes, the pong replies with their output bound, and the
 oversized-line rule, all shared with the Protocol contenders (protocol.py).
+
+reader.read() returns at once while the reader holds data (a burst of pings
+is up to 128 KiB there), so the loop writes reply after reply without the
+transport getting a chance to send them. So when what is queued passes the
+output bound, the handler stops reading and lets the transport send until
+the backlog is back within the bound, or cuts the peer as slow: the rule of
+the Protocol contenders (protocol.py docstring, backlog_verdict).
 """
 import asyncio
 
-from .protocol import PING_NL, PONG, abort, feed, set_bufs
+from .protocol import (DRAINED, DRAINING, PING_NL, PONG, SLOW, STALL_S, STALLED,
+                       backlog_verdict, discard, feed, next_send, set_bufs)
 
 
 def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
@@ -45,15 +53,24 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
                     n, lines, pings = feed(data, n)
                 w.lines += lines
                 w.pongs += pings
-                if n < 0:
-                    w.oversized += 1
-                    break
                 if pings:
                     writer.write(PONG if pings == 1 else PONG * pings)
-                    if writer.transport.get_write_buffer_size() > max_pending:
-                        w.slow += 1
-                        abort(writer.transport)
-                        break
+                if n < 0:
+                    w.oversized += 1
+                    break  # writer.close() below sends the replies written above first
+                queued = writer.transport.get_write_buffer_size() if pings else 0
+                verdict = DRAINED if queued <= max_pending else DRAINING
+                while verdict in (DRAINING, STALLED):
+                    if verdict == DRAINING:
+                        await next_send()
+                    else:
+                        await asyncio.sleep(STALL_S)
+                    before, queued = queued, writer.transport.get_write_buffer_size()
+                    verdict = backlog_verdict(queued, before, verdict == STALLED, max_pending)
+                if verdict == SLOW:
+                    w.slow += 1
+                    discard(writer.transport, w)
+                    break
         except ConnectionResetError: pass
         except OSError: pass  # ETIMEDOUT, EPIPE...: the connection is gone all the same
         finally:

@@ -30,6 +30,7 @@ setup() {
         C1M_PYEXT_PATH="$C1M_BUILD/pyext"
         C1M_REQUIRE_PYEXT=1
         C1M_STAT="$STAT"
+        C1M_SERVER="$SERVER"
     )
     if [ "${SANITIZE:-0}" = 1 ]; then
         PYENV+=(LD_PRELOAD="$(gcc -print-file-name=libasan.so)" ASAN_OPTIONS="detect_leaks=0:exitcode=99$SAN_LOG")
@@ -43,8 +44,8 @@ teardown() {
     check_sanitizer_logs
 }
 
-@test "unittest: protocol parity on every available loop (asyncio, uvloop, c1m)" {
-    loops=asyncio,c1m     # c1m is built by make test: it must not be skipped
+@test "unittest: protocol parity on every contender (c, asyncio, uvloop, c1m)" {
+    loops=c,asyncio,c1m   # c1m-server and c1m are built by make test: they must not be skipped
     if "$PYTHON" -c 'import uvloop' 2>/dev/null; then
         loops+=,uvloop
     else

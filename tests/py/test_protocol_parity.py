@@ -1,13 +1,14 @@
-"""Protocol parity: the same line-protocol semantics on every Python contender.
+"""Protocol parity: the same line-protocol semantics on every contender.
 
-Each contender (asyncio-protocol, asyncio-streams, uvloop-protocol,
-uvloop-streams, pyext) runs as `python3 -m py_server ... --workers 1` in a
-subprocess on 127.0.0.1 and is driven with plain sockets; its counters file is
-checked after each case. The loop-level cases run a recording Protocol in
+Each contender (the C server `c1m-server`, and the Python ones: asyncio-protocol,
+asyncio-streams, uvloop-protocol, uvloop-streams, pyext) runs with
+`--workers 1` in a subprocess on 127.0.0.1 and is driven with plain sockets;
+its counters file is checked after each case. The C server is found through
+$C1M_SERVER, else beside $C1M_STAT, else in build/ (loop name "c"). The loop-level cases run a recording Protocol in
 process on asyncio, uvloop and c1m.Loop, using only the API subset the c1m
 extension provides (create_server, call_later, run_forever, stop).
 
-Select the loop with C1M_TEST_LOOP=asyncio|uvloop|c1m (comma-separated list
+Select the loop with C1M_TEST_LOOP=c|asyncio|uvloop|c1m (comma-separated list
 allowed). Default: every available loop; uvloop and c1m are skipped with the
 reason when they cannot be imported. A loop named explicitly but unavailable
 fails instead of skipping.
@@ -17,6 +18,7 @@ fails instead of skipping.
 import asyncio
 import os
 import random
+import selectors
 import signal
 import socket
 import struct
@@ -32,13 +34,23 @@ if REPO not in sys.path:
 
 from py_server import stats as pstats  # noqa: E402
 from py_server.loops import Unavailable, import_c1m, import_uvloop  # noqa: E402
-from py_server.protocol import (CLOSED, MAX_LINE, NOT_PING, Counters, LineProtocol,  # noqa: E402
+from py_server.protocol import (CLOSED, DRAINED, DRAINING, MAX_LINE, NOT_PING, SLOW,  # noqa: E402
+                                STALL_S, STALLED, Counters, LineProtocol, backlog_verdict,
                                 feed)
 
 PYTHON = os.environ.get("C1M_PYTHON") or (
     "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
 HOST = "127.0.0.1"
-ALL_LOOPS = ("asyncio", "uvloop", "c1m")
+ALL_LOOPS = ("c", "asyncio", "uvloop", "c1m")
+
+
+def c_server_path():
+    """The c1m-server binary: $C1M_SERVER, else beside $C1M_STAT, else build/."""
+    if os.environ.get("C1M_SERVER"):
+        return os.environ["C1M_SERVER"]
+    if os.environ.get("C1M_STAT"):
+        return os.path.join(os.path.dirname(os.environ["C1M_STAT"]), "c1m-server")
+    return os.path.join(REPO, "build", "c1m-server")
 
 
 def requested_loops():
@@ -50,6 +62,11 @@ def requested_loops():
 
 def loop_status(name):
     """(available, reason)."""
+    if name == "c":
+        path = c_server_path()
+        if not os.access(path, os.X_OK):
+            return False, "no c1m-server at %s (make build; or set C1M_SERVER)" % path
+        return True, ""
     try:
         if name == "uvloop":
             import_uvloop()
@@ -117,10 +134,77 @@ def rst_close(s):
     s.close()
 
 
+def read_all(s, limit, timeout=10.0):
+    """Read until EOF, a reset or limit bytes; returns (data, how) with how in
+    "eof", "reset", "limit", "timeout"."""
+    s.settimeout(timeout)
+    got = bytearray()
+    deadline = time.monotonic() + timeout
+    try:
+        while len(got) < limit:
+            if time.monotonic() > deadline:
+                return bytes(got), "timeout"
+            chunk = s.recv(65536)
+            if not chunk:
+                return bytes(got), "eof"
+            got += chunk
+    except (ConnectionResetError, BrokenPipeError):
+        return bytes(got), "reset"
+    except socket.timeout:
+        return bytes(got), "timeout"
+    return bytes(got), "limit"
+
+
+def send_while_reading(s, payload, expect, timeout=20.0):
+    """Send payload while reading the replies all along (the peer is never
+    the slow one): one thread, non-blocking, reading whatever arrives before
+    sending more (a reader thread beside a sending one would wait for the
+    GIL while sendall() runs). Returns (replies, how) as read_all()."""
+    sel = selectors.DefaultSelector()
+    s.setblocking(False)
+    got = bytearray()
+    view = memoryview(payload)
+    deadline = time.monotonic() + timeout
+    try:
+        sel.register(s, selectors.EVENT_READ | selectors.EVENT_WRITE)
+        while len(got) < expect:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return bytes(got), "timeout"
+            for _, ev in sel.select(left):
+                if ev & selectors.EVENT_READ:
+                    chunk = s.recv(65536)
+                    if not chunk:
+                        return bytes(got), "eof"
+                    got += chunk
+                if ev & selectors.EVENT_WRITE and view:
+                    view = view[s.send(view[:65536]):]
+                    if not view:
+                        sel.modify(s, selectors.EVENT_READ)
+    except (ConnectionResetError, BrokenPipeError):
+        return bytes(got), "reset"
+    except BlockingIOError:
+        pass
+    finally:
+        sel.close()
+        s.setblocking(True)
+        s.settimeout(5)
+    return bytes(got), "limit"
+
+
+def server_command(loop, api, port, stats_path, *extra):
+    """The command line of one contender with one worker on HOST:port."""
+    if loop == "c":
+        cmd = [c_server_path()]
+    else:
+        cmd = [PYTHON, "-m", "py_server", "--loop", loop, "--api", api]
+    cmd += ["--host", HOST, "--port", str(port), "--workers", "1", "--stats", stats_path,
+            "--quiet"]
+    return cmd + list(extra)
+
+
 def start_server(loop, api, port, stats_path, *extra):
-    cmd = [PYTHON, "-m", "py_server", "--loop", loop, "--api", api, "--host", HOST,
-           "--port", str(port), "--workers", "1", "--stats", stats_path, "--quiet"]
-    cmd += list(extra)
+    cmd = server_command(loop, api, port, stats_path, *extra)
     proc = subprocess.Popen(cmd, cwd=REPO, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
     deadline = time.monotonic() + 10
@@ -226,42 +310,97 @@ class FeedTest(unittest.TestCase):
 
 
 class FakeTransport:
-    def __init__(self, bufsize=0):
+    """A transport over a kernel that takes `room` bytes (None: all): write()
+    sends at once when nothing is queued, else queues; flush(room) is an
+    EPOLLOUT after the peer made room. `out` is what the kernel took."""
+
+    def __init__(self, room=None):
         self.out = []
         self.closed = False
         self.aborted = False
-        self.bufsize = bufsize
+        self.room = room
+        self.queued = b""
+
+    def _send(self, data):
+        n = len(data) if self.room is None else min(self.room, len(data))
+        if self.room is not None:
+            self.room -= n
+        self.out.append(data[:n])
+        return data[n:]
 
     def write(self, data):
         if self.closed:
             return
-        self.out.append(data)
+        self.queued = self._send(data) if not self.queued else self.queued + data
+
+    def flush(self, room=None):
+        self.room = room
+        self.queued = self._send(self.queued)
+
+    reading = True
+
+    def pause_reading(self):
+        self.reading = False
+
+    def resume_reading(self):
+        self.reading = True
 
     def close(self):
         self.closed = True
 
     def abort(self):
         self.aborted = self.closed = True
+        self.queued = b""
 
     def is_closing(self):
         return self.closed
 
     def get_write_buffer_size(self):
-        return self.bufsize
+        return len(self.queued)
 
     def get_extra_info(self, name, default=None):
         return default
 
 
+class FakeLoop:
+    """call_soon and call_later; run_ready() runs what was queued before it
+    (one iteration's ready callbacks, as asyncio does), run_timers() the
+    timers (with their delays in self.delays)."""
+
+    def __init__(self):
+        self.ready = []
+        self.timers = []
+        self.delays = []
+
+    def call_soon(self, fn, *args):
+        self.ready.append((fn, args))
+
+    def call_later(self, delay, fn, *args):
+        self.delays.append(delay)
+        self.timers.append((fn, args))
+
+    def run_timers(self):
+        todo, self.timers = self.timers, []
+        for fn, args in todo:
+            fn(*args)
+
+    def run_ready(self):
+        todo, self.ready = self.ready, []
+        for fn, args in todo:
+            fn(*args)
+
+
 class LineProtocolUnitTest(unittest.TestCase):
     def setUp(self):
         self.saved = (LineProtocol.W, LineProtocol.max_pending, LineProtocol.sndbuf,
-                      LineProtocol.rcvbuf)
+                      LineProtocol.rcvbuf, LineProtocol.loop)
         self.c = Counters(cap=3)
         self.events = []
         self.c.on_cap = lambda: self.events.append("cap")
         self.c.on_low = lambda: self.events.append("low")
-        LineProtocol.configure(self.c, max_pending=4096, sndbuf=4096, rcvbuf=4096)
+        self.loop = FakeLoop()
+        LineProtocol.configure(self.c, max_pending=4096, sndbuf=4096, rcvbuf=4096,
+                               loop=self.loop)
 
     def tearDown(self):
         LineProtocol.configure(*self.saved)
@@ -301,11 +440,92 @@ class LineProtocolUnitTest(unittest.TestCase):
         self.assertEqual(t.out, [])
 
     def test_slow(self):
-        p, t = LineProtocol(), FakeTransport(bufsize=4097)
+        # The kernel takes nothing: the backlog over --max-pending does not
+        # shrink when the transport gets its next chance to send: cut.
+        p, t = LineProtocol(), FakeTransport(room=2)
         p.connection_made(t)
-        p.data_received(b"ping\n")
+        p.data_received(b"ping\n" * 1000)
+        self.assertFalse(t.reading, "reading goes on while the backlog is over the bound")
+        self.assertFalse(t.aborted, "judged before the transport's next chance to send")
+        self.loop.run_ready()  # the iteration after the write, before its poll
+        self.assertFalse(t.aborted, "judged before the transport's next chance to send")
+        t.flush(room=0)        # that poll: EPOLLOUT, the kernel takes nothing
+        self.loop.run_ready()
+        self.assertFalse(t.aborted, "cut without the STALL_S look")
+        self.assertEqual(self.loop.delays, [STALL_S])
+        t.flush(room=0)        # STALL_S later: still nothing taken
+        self.loop.run_timers()
         self.assertTrue(t.aborted)
         self.assertEqual(self.c.slow, 1)
+        # the 2 bytes taken are not a whole pong: nothing was sent
+        self.assertEqual((self.c.pongs, b"".join(t.out)), (0, b"po"))
+
+    def test_backlog_the_peer_takes_is_not_slow(self):
+        # One write larger than what one send() takes (the server's send
+        # buffer), the peer reading all along: not slow (issue 8, item 7).
+        p, t = LineProtocol(), FakeTransport(room=500)
+        p.connection_made(t)
+        p.data_received(b"ping\n" * 1000)
+        self.assertFalse(t.reading)
+        for room in (1000, 1000, 1000):  # the transport sends 1000 bytes a try
+            self.loop.run_ready()
+            t.flush(room)
+            self.loop.run_ready()
+            self.assertFalse(t.closed)
+        self.assertTrue(t.reading, "reading again once within the bound")
+        self.assertEqual(self.loop.ready, [])
+        p.data_received(b"ping\n")
+        t.flush()
+        self.assertEqual((self.c.slow, self.c.pongs), (0, 1001))
+        self.assertEqual(b"".join(t.out), b"pong\n" * 1001)
+
+    def test_slow_after_draining_stops(self):
+        p, t = LineProtocol(), FakeTransport(room=0)
+        p.connection_made(t)
+        p.data_received(b"ping\n" * 2000)
+        self.loop.run_ready()
+        t.flush(1003)          # some taken: look again
+        self.loop.run_ready()
+        self.assertFalse(t.closed)
+        self.loop.run_ready()
+        t.flush(0)             # nothing taken: look again after STALL_S
+        self.loop.run_ready()
+        self.assertEqual(self.c.slow, 0)
+        t.flush(0)
+        self.loop.run_timers()  # still nothing: slow
+        self.assertEqual(self.c.slow, 1)
+        self.assertEqual(self.c.pongs, 200)  # 1003 bytes sent: 200 whole pongs
+
+    def test_late_ack_is_not_slow(self):
+        # The kernel takes nothing for a while (the peer's ACK comes late),
+        # then takes it all: not slow.
+        p, t = LineProtocol(), FakeTransport(room=0)
+        p.connection_made(t)
+        p.data_received(b"ping\n" * 1000)
+        self.loop.run_ready()
+        t.flush(0)
+        self.loop.run_ready()
+        t.flush()               # within STALL_S
+        self.loop.run_timers()
+        self.assertEqual((self.c.slow, t.closed, t.reading), (0, False, True))
+        self.assertEqual(self.c.pongs, 1000)
+
+    def test_ping_then_oversized_line_is_answered_then_closed(self):
+        p, t = LineProtocol(), FakeTransport()
+        p.connection_made(t)
+        p.data_received(b"ping\n" + b"x" * 1025)
+        self.assertEqual(b"".join(t.out), b"pong\n")
+        self.assertTrue(t.closed)
+        self.assertFalse(t.aborted, "close() sends what is queued, abort() drops it")
+        self.assertEqual((self.c.pongs, self.c.oversized, self.c.lines), (1, 1, 1))
+
+    def test_verdict(self):
+        for stalled in (False, True):
+            self.assertEqual(backlog_verdict(4096, 9000, stalled, 4096), DRAINED)
+            self.assertEqual(backlog_verdict(4097, 9000, stalled, 4096), DRAINING)
+        self.assertEqual(backlog_verdict(9000, 9000, False, 4096), STALLED)
+        self.assertEqual(backlog_verdict(9000, 9000, True, 4096), SLOW)
+        self.assertEqual(backlog_verdict(9001, 9000, True, 4096), SLOW)
 
     def test_cap_and_low_water(self):
         ps = [LineProtocol() for _ in range(3)]
@@ -542,10 +762,99 @@ class ServerParity:
         s2 = self.connect()
         self.ping(s2)
 
+    # -- item 7 of issue 8: the slow cutoff means "more than --max-pending
+    # bytes the peer has not taken after the server tried to send them", on
+    # every contender; a peer that reads is never cut.
+    def test_burst_read_then_ping_is_not_slow(self):
+        base = self.total()
+        s = self.connect()
+        s.sendall(b"ping\n" * 1000)  # one write; replies read only after
+        self.assertEqual(recv_exact(s, 5000), b"pong\n" * 1000)
+        self.ping(s)
+        self.assertTrue(nothing_more(s), "more than 1001 replies")
+        t = self.wait_total(lambda t: t["pongs"] >= base["pongs"] + 1001, "1001 pongs")
+        self.assertEqual(t["slow"], base["slow"], "a peer that read everything was cut as slow")
+        self.assertEqual(t["pongs"] - base["pongs"], 1001)
+        self.assertEqual(t["open"], base["open"] + 1)
+
+    def burst_read_all_along(self, pings):
+        # A receive buffer that holds every reply: even when this process is
+        # not scheduled for a while, the kernel takes what the server sends.
+        base = self.total()
+        s = self.connect(rcvbuf=1 << 20)
+        got, how = send_while_reading(s, b"ping\n" * pings, 5 * pings)
+        self.assertEqual((len(got), how), (5 * pings, "limit"),
+                         "the peer read all along, yet got %d of %d pongs (%s)"
+                         % (len(got) // 5, pings, how))
+        self.assertEqual(got, b"pong\n" * pings)
+        self.ping(s)
+        t = self.wait_total(lambda t: t["pongs"] >= base["pongs"] + pings + 1, "all pongs")
+        self.assertEqual(t["slow"], base["slow"])
+        self.assertEqual(t["pongs"] - base["pongs"], pings + 1)
+
+    def test_burst_2000_read_all_along(self):
+        self.burst_read_all_along(2000)
+
+    def test_burst_20000_read_all_along(self):
+        self.burst_read_all_along(20000)
+
+    # -- item 8 of issue 8: counters count what was sent; replies to the lines
+    # before an oversized one are sent before the close; a peer that
+    # half-closes gets every reply.
+    def test_ping_then_oversized_in_one_write(self):
+        base = self.total()
+        s = self.connect()
+        s.sendall(b"ping\n" + b"a" * 2000 + b"\n")
+        got, how = read_all(s, 1 << 20)
+        self.assertIn(how, ("eof", "reset"), "an oversized line did not close the connection")
+        self.assertEqual(got, b"pong\n", "the reply to the ping before the oversized line")
+        self.socks.remove(s)
+        s.close()
+        t = self.wait_total(lambda t: t["closed"] == base["closed"] + 1 and t["open"] == 0,
+                            "the connection closed")
+        self.assertEqual(t["oversized"] - base["oversized"], 1)
+        self.assertEqual(t["pongs"] - base["pongs"], 1, "pongs counts a reply that was not sent")
+        self.assertEqual(t["lines"] - base["lines"], 1)
+
+    def test_half_close_gets_every_pong(self):
+        # A small receive buffer at the peer and a large --max-pending: the
+        # replies back up in the server while the peer sends, then it
+        # half-closes and reads: every reply arrives, then EOF.
+        port = self.port + 30
+        stats_path = os.path.join(self.tmp.name, "big-pending.stats")
+        proc = start_server(self.loop, self.api, port, stats_path, "--max-pending", "1000000")
+        try:
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                s.settimeout(10)
+                s.connect((HOST, port))
+                s.sendall(b"ping\n" * 10000)
+                s.shutdown(socket.SHUT_WR)
+                got, how = read_all(s, 1 << 20, timeout=20)
+            finally:
+                s.close()
+            self.assertEqual((len(got) // 5, how), (10000, "eof"),
+                             "pongs received after the half-close")
+            self.assertEqual(got, b"pong\n" * 10000)
+            deadline = time.monotonic() + 5
+            while True:
+                t = pstats.read_file(stats_path)["total"]
+                if t["closed"] == 1 or time.monotonic() > deadline:
+                    break
+                time.sleep(0.02)
+            time.sleep(0.1)  # one more publication (20 Hz)
+            t = pstats.read_file(stats_path)["total"]
+            self.assertEqual((t["closed"], t["slow"]), (1, 0), t)
+            self.assertEqual(t["pongs"], 10000, "pongs counter vs pongs received: %s" % t)
+        finally:
+            rc, err = stop_server(proc)
+        self.assertEqual(rc, 0, err)
+
     def test_counters_file(self):
         snap = pstats.read_file(self.stats_path)
-        kind = {"asyncio": "asyncio", "uvloop": "uvloop", "c1m": "pyext"}[self.loop]
-        self.assertEqual(snap["kind"], kind if kind == "pyext" else "%s-%s" % (kind, self.api))
+        kind = {"c": "c", "c1m": "pyext"}.get(self.loop, "%s-%s" % (self.loop, self.api))
+        self.assertEqual(snap["kind"], kind)
         self.assertEqual(snap["parent_pid"], self.proc.pid)
         self.assertEqual(len(snap["workers"]), 1)
         w = snap["workers"][0]
@@ -623,7 +932,8 @@ class ServerParity:
             self.assertTrue(wait_closed(s, 2), "a connection survived the shutdown")
 
 
-CONTENDERS = [  # loop, api, port (cap server: port + 10)
+CONTENDERS = [  # loop, api, port (cap server: port + 10, --max-pending server: port + 30)
+    ("c", "protocol", 9200),
     ("asyncio", "protocol", 9201),
     ("asyncio", "streams", 9202),
     ("uvloop", "protocol", 9203),
@@ -631,7 +941,7 @@ CONTENDERS = [  # loop, api, port (cap server: port + 10)
     ("c1m", "protocol", 9205),
 ]
 for _loop, _api, _port in CONTENDERS:
-    _name = "Server_%s_%s" % (_loop, _api)
+    _name = "Server_c" if _loop == "c" else "Server_%s_%s" % (_loop, _api)
     globals()[_name] = type(_name, (ServerParity, unittest.TestCase),
                             {"loop": _loop, "api": _api, "port": _port})
 del _loop, _api, _port, _name
