@@ -274,15 +274,15 @@ fi
 # Health at the end of the hold, from three sides that must agree: the
 # server's counters (live workers only), the namespace's TCP sockets (two per
 # loopback connection, plus one listener per worker) and, once it stopped, the
-# client's own count. A worker that died is a failure, never a count.
+# client's own count. A worker that died is a failure, never a count (dead
+# workers are recorded for every run that got this far).
+h_dead_stat=$(stat_get "$stats" workers_dead)     # "" when c1m-stat cannot say
+h_parent_gone=$(pids_gone "$spid")
+h_dead=$(pids_gone $workers)
+[ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
+R[workers_dead]=$h_dead
 if [ "$reached" = 1 ]; then
     h_server=$(stat_get "$stats" open)
-    h_dead_stat=$(stat_get "$stats" workers_dead)     # "" until c1m-stat knows the field
-    h_gone=$(pids_gone $workers)
-    h_parent_gone=$(pids_gone "$spid")
-    h_dead=$h_gone
-    [ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
-    R[workers_dead]=$h_dead
     h_inuse=$(netns_tcp_inuse "$ns")
     h_listen=$(netns_listeners "$ns")
     h_sock=""

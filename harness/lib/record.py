@@ -6,10 +6,10 @@
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
-empty, else the string). With --client the
-client's whole JSON summary is kept under "client", and the flat client_*
-columns runs.csv shows are derived from it (a key=value given explicitly wins).
-Then the sanity bounds: a negative byte/KiB/CPU figure, a CPU% above what the
+empty, else the string). With --client the client's whole JSON summary is
+kept under "client", and the flat client_* columns runs.csv shows are derived
+from it (a key=value given explicitly wins). Then the sanity bounds: a
+negative byte, KiB, percentage or seconds figure, a CPU% above what the
 machine has, more accepted than asked for, each add a word to "flags"
 (";"-separated) and turn an "ok" into "suspect". The file is replaced
 atomically (a reader never sees half a record).
@@ -33,8 +33,9 @@ CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu
 # Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
 CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct", "init_cpu_pct",
                       "ksoftirqd_pct", "steal_pct", "softirq_pct")
-# Figures that can never be negative: bytes, KiB, CPU seconds and percentages.
-NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_cpu_connect_s|_cpu_run_s|_pct)$")
+# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
+# seconds and durations).
+NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
 
 def usage(msg=None):

@@ -87,10 +87,11 @@ class RecordTest(unittest.TestCase):
         ncpu = os.cpu_count()
         r = self.write("status=ok", "accepted=2001", "target=2000", "kernel_bytes_per_conn=-812",
                        "server_cpu_hold_pct=-0.5", f"machine_cpu_connect_pct={100 * ncpu + 1}",
-                       "outside_hold_pct=100.5", "server_rss_kib=-1")
+                       "outside_hold_pct=100.5", "server_rss_kib=-1", "t_accept_s=-0.2")
         flags = r["flags"].split(";")
         for f in ("negative:kernel_bytes_per_conn", "negative:server_cpu_hold_pct",
-                  "negative:server_rss_kib", "cpu-above-machine:machine_cpu_connect_pct",
+                  "negative:server_rss_kib", "negative:t_accept_s",
+                  "cpu-above-machine:machine_cpu_connect_pct",
                   "cpu-above-machine:outside_hold_pct", "accepted-above-target"):
             self.assertIn(f, flags)
         self.assertEqual(r["status"], "suspect")
