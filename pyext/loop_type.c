@@ -694,8 +694,9 @@ static PyObject *loop_call_later(C1mLoop *lp, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_TypeError, "call_later(delay, callback, *args)");
         return NULL;
     }
+    /* the check after the conversion: a __float__ may close the loop */
     double delay;
-    if (c1m_loop_check(lp) < 0 || get_time(args[0], "delay", &delay) < 0)
+    if (get_time(args[0], "delay", &delay) < 0 || c1m_loop_check(lp) < 0)
         return NULL;
     return schedule(lp, delay, args + 1, nargs - 1);
 }
@@ -706,8 +707,8 @@ static PyObject *loop_call_at(C1mLoop *lp, PyObject *const *args, Py_ssize_t nar
         PyErr_SetString(PyExc_TypeError, "call_at(when, callback, *args)");
         return NULL;
     }
-    double when;
-    if (c1m_loop_check(lp) < 0 || get_time(args[0], "when", &when) < 0)
+    double when;   /* converted first: a __float__ may close the loop */
+    if (get_time(args[0], "when", &when) < 0 || c1m_loop_check(lp) < 0)
         return NULL;
     /* (inf - now is inf, -inf - now is -inf: never NaN) */
     return schedule(lp, when - (double)c1m_now_ns() / 1e9, args + 1, nargs - 1);

@@ -1098,6 +1098,28 @@ class TestTimeArguments(unittest.TestCase):
         run_loop(lp)   # none of them left a timer behind
 
 
+    def test_time_conversion_that_closes_the_loop(self):
+        # the closed-loop check ran before the user's __float__, which closed
+        # the loop: the timer then went to the freed C loop (SIGSEGV)
+        rc, out, err = run_py("""
+            import c1m
+            for name in ("call_later", "call_at"):
+                lp = c1m.Loop()
+                class Closer:
+                    def __float__(self):
+                        lp.close()
+                        return 1.0
+                try:
+                    getattr(lp, name)(Closer(), print)
+                    print(name, "scheduled on a closed loop")
+                except RuntimeError as e:
+                    print(name, "RuntimeError:", e)
+        """, env_extra={"PYTHONMALLOC": "malloc"})
+        self.assertEqual(rc, 0, "exit %d\n%s%s" % (rc, out, err))
+        self.assertIn("call_later RuntimeError: Event loop is closed", out)
+        self.assertIn("call_at RuntimeError: Event loop is closed", out)
+
+
 class TestOwnership(unittest.TestCase):
     """Issue 8 items 1-3: user code run by the loop drops the last reference to
     something the C code still uses. Each case runs in a subprocess (a crash
