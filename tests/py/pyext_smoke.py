@@ -9,6 +9,7 @@ an ASan/UBSan build (a few seconds; exits 0 and prints "pyext smoke: OK").
 extension's own leaks are what tests/py/test_pyext_api.py TestLeaks checks.)
 Also runs on the normal build: PYTHONPATH=build/pyext. Port: argv[1] or 9390.
 """
+import functools
 import gc
 import os
 import signal
@@ -156,6 +157,23 @@ def main():
     loop.call_later(0.05, loop.stop)
     run(loop)
     check(order == [0, 0.01, 0.02, 0.03], "timer order %r" % order)
+
+    # issue 8: handles cancelled by their own callback (args only in the
+    # handle), asyncio's past times, more servers than the old 16-slot table
+    box = {}
+
+    def cancel_self(key):
+        return lambda a, b: (box[key].cancel(), a + b)[1]
+    box["soon"] = loop.call_soon(functools.reduce, cancel_self("soon"), [1, 2, 3])
+    box["late"] = loop.call_later(-1, functools.reduce, cancel_self("late"), [4, 5, 6])
+    many = [loop.create_server(Proto, HOST, 0) for _ in range(20)]
+    loop.call_later(0.02, loop.stop)
+    run(loop)
+    check(box["soon"].cancelled() and box["late"].cancelled(), "cancelled from own callback")
+    check(all(s.is_serving() for s in many), "20 servers")
+    for s in many:
+        s.close()
+    box.clear()
 
     # KeyboardInterrupt out of a callback
     loop.call_soon(lambda: (_ for _ in ()).throw(KeyboardInterrupt))
