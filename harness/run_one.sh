@@ -128,19 +128,19 @@ ns=c1m-$$-$RANDOM
 stats=/dev/shm/c1m-run-$$.stats
 state_put stats "$stats"
 on_exit rm -f "$stats"
+# Quiet-machine gate (lib/gate.sh): wait until earlier runs' sockets are freed
+# and the CPUs are idle. A run that starts after a timeout is marked disturbed.
+# Before this run's namespace exists: a concurrent run's gate must not wait for it.
+rm -f "$out/client.json" "$out/disturb.jsonl"
+quiet_gate "$quiet_max" "$quiet_cpu_pct" "$base_slab" "$base_tcp" "$ns"
+R[gate]=$GATE R[gate_wait_s]=$GATE_WAIT_S
+[ "$GATE" = timeout ] && log "$contender: the machine did not get quiet in ${quiet_max}s (${GATE_CAUSE}): running anyway, marked disturbed"
 need_files=$((conns * 2 + 200000))
 ensure_at_least fs.file-max "$need_files"
 netns_create "$ns"
 R[netns]=$ns
 echo "$ns" > "$out/netns"
 netns_applied "$ns" > "$out/sysctl.txt"
-
-# Quiet-machine gate (lib/gate.sh): wait until earlier runs' sockets are freed
-# and the CPUs are idle. A run that starts after a timeout is marked disturbed.
-rm -f "$out/client.json" "$out/disturb.jsonl"
-quiet_gate "$quiet_max" "$quiet_cpu_pct" "$base_slab" "$base_tcp" "$ns"
-R[gate]=$GATE R[gate_wait_s]=$GATE_WAIT_S
-[ "$GATE" = timeout ] && log "$contender: the machine did not get quiet in ${quiet_max}s (${GATE_CAUSE}): running anyway, marked disturbed"
 
 cmd=$(server_cmd)
 R[server_cmd]=$cmd
