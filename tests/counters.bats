@@ -24,7 +24,7 @@ teardown() {
     [ -n "${STOPPED_PID:-}" ] && kill -CONT "$STOPPED_PID" 2>/dev/null
     stop_test_processes
     [ -n "${NS_B:-}" ] && ip netns del "$NS_B" 2>/dev/null
-    [ -n "${DEFAULT_FILE:-}" ] && rm -f $DEFAULT_FILE
+    rm -f "${DEFAULT_A:-/nonexistent}" "${DEFAULT_B:-/nonexistent}"
     check_sanitizer_logs
 }
 
@@ -76,7 +76,7 @@ EOF
     (exec ip netns exec "$NS_B" "$SERVER" --port "$PORT" --workers 1 --quiet) &
     CLIENT_PID=$!   # the second server; stopped by teardown like a client
     local a=/dev/shm/c1m-server-$PORT-$SERVER_PID.stats b=/dev/shm/c1m-server-$PORT-$CLIENT_PID.stats
-    DEFAULT_FILE="$a $b"
+    DEFAULT_A=$a DEFAULT_B=$b
     run "$STAT" --wait-ready --timeout 20 "$a"
     assert_success
     run "$STAT" --wait-ready --timeout 20 "$b"
@@ -117,8 +117,9 @@ EOF
     run timeout 10 "$STAT" "$BATS_TEST_TMPDIR/fifo"
     assert_failure 1
     assert_output --partial "not a regular file"
-    run timeout 10 "$STAT" --wait-ready --timeout 1 "$BATS_TEST_TMPDIR/fifo"
+    run timeout 10 "$STAT" --wait-ready --timeout 30 "$BATS_TEST_TMPDIR/fifo"
     assert_failure 1
+    assert_output --partial "not a regular file"
     run "$STAT" "$BATS_TEST_TMPDIR"
     assert_failure 1
     assert_output --partial "is a directory"

@@ -237,7 +237,8 @@ int main(int argc, char **argv)
     uint64_t deadline = c1m_now_ns() + (uint64_t)o.timeout * 1000000000ull;
     struct c1m_stats_reader r;
     while (c1m_stats_reader_open(&r, o.path) < 0) {
-        if (!waiting || c1m_now_ns() > deadline)
+        /* a directory or a FIFO will not turn into a counters file */
+        if (!waiting || errno == EISDIR || errno == C1M_ENOTREG || c1m_now_ns() > deadline)
             return file_error(o.path, errno);
         sleep_ms(20);
     }
