@@ -11,6 +11,7 @@
 #ifndef C1M_STATS_H
 #define C1M_STATS_H
 
+#include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -109,12 +110,15 @@ void c1m_stats_reader_close(struct c1m_stats_reader *r);
 /* A message for the errno of the calls above ("not a c1m counters file"...). */
 const char *c1m_stats_strerror(int err);
 
-/* A worker that died: its state is FAILED, or it was not starting and not
- * exited cleanly and its pid is gone (kill(pid, 0) ESRCH) or a zombie. Its
- * counters are no longer true: totals exclude it (c1m_stats_sum). */
+/* A worker that died: its state is FAILED, or it has not exited cleanly
+ * (state EXITED) and its pid is gone (kill(pid, 0) ESRCH), a zombie, or not
+ * a pid at all (0 is allowed only while starting: the pid is published
+ * first). Its counters are no longer true: totals exclude it (c1m_stats_sum).
+ * Needs no privilege: kill(pid, 0) failing with EPERM means alive. */
 int c1m_stats_worker_dead(const struct c1m_stats_worker *w);
 
-/* Totals over the live workers; per-state counts over every worker. */
+/* Counters and per-state counts over the live workers only; workers,
+ * workers_dead and failed over every record. */
 struct c1m_stats_total {
     uint64_t workers, workers_dead;
     uint64_t state[6];              /* by enum c1m_worker_state, live workers only */
