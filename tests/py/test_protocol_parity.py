@@ -516,8 +516,20 @@ class LineProtocolUnitTest(unittest.TestCase):
         p.data_received(b"ping\n" + b"x" * 1025)
         self.assertEqual(b"".join(t.out), b"pong\n")
         self.assertTrue(t.closed)
-        self.assertFalse(t.aborted, "close() sends what is queued, abort() drops it")
         self.assertEqual((self.c.pongs, self.c.oversized, self.c.lines), (1, 1, 1))
+
+    def test_oversized_close_sends_what_is_queued(self):
+        # close(), not abort(): the replies the kernel did not take at once
+        # are sent before the close (the C server writes them without
+        # waiting; a transport cannot, and its close() waits for the peer).
+        p, t = LineProtocol(), FakeTransport(room=7)
+        p.connection_made(t)
+        p.data_received(b"ping\n" * 3 + b"x" * 1025)
+        self.assertTrue(t.closed)
+        self.assertFalse(t.aborted)
+        t.flush()
+        self.assertEqual(b"".join(t.out), b"pong\n" * 3)
+        self.assertEqual((self.c.pongs, self.c.oversized, self.c.lines), (3, 1, 3))
 
     def test_verdict(self):
         for stalled in (False, True):
@@ -850,6 +862,24 @@ class ServerParity:
         finally:
             rc, err = stop_server(proc)
         self.assertEqual(rc, 0, err)
+
+    def test_stalled_after_one_burst_is_closed(self):
+        # A peer that sends one burst and then neither reads nor sends: its
+        # replies wait beyond --max-pending, and the connection is cut.
+        base = self.total()
+        s = self.connect(rcvbuf=4096)
+        try:
+            s.sendall(b"ping\n" * 20000)
+        except (ConnectionResetError, BrokenPipeError):
+            pass  # cut while sending: the server stopped reading it first
+        except socket.timeout:
+            self.fail("the server neither read the burst nor closed the connection")
+        t = self.wait_total(lambda t: t["slow"] == base["slow"] + 1, "slow+1")  # never read
+        self.assertLessEqual(t["pongs"] - base["pongs"], 20000)
+        self.assertTrue(wait_closed(s), "cut as slow, yet open")
+        self.socks.remove(s)
+        s.close()
+        self.wait_idle(None)
 
     def test_counters_file(self):
         snap = pstats.read_file(self.stats_path)
