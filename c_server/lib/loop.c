@@ -97,11 +97,25 @@ c1m_loop *c1m_loop_new(int max_fds)
     return l;
 }
 
+/* Discard the instances of the signals in `set` that arrived while blocked
+ * and were not read from the signalfd yet: unblocking would deliver them
+ * with their default action (death, for most). asyncio likewise ignores a
+ * signal whose handler was removed before it ran. */
+static void discard_pending(const sigset_t *set)
+{
+    const struct timespec zero = {0, 0};
+    int r;
+    do
+        r = sigtimedwait(set, NULL, &zero);
+    while (r > 0 || (r < 0 && errno == EINTR));
+}
+
 void c1m_loop_free(c1m_loop *l)
 {
     if (!l)
         return;
     if (l->sigfd >= 0) {
+        discard_pending(&l->sigmask);
         sigprocmask(SIG_UNBLOCK, &l->sigmask, NULL);
         close(l->sigfd);
     }
@@ -371,6 +385,8 @@ int c1m_loop_signal(c1m_loop *l, int signo, c1m_signal_fn *fn, void *ud)
     sigemptyset(&one);
     sigaddset(&one, signo);
     if (!fn) {
+        if (sigismember(&l->sigmask, signo) == 1)
+            discard_pending(&one);
         l->sigs[signo].fn = NULL;
         sigdelset(&l->sigmask, signo);
         sigprocmask(SIG_UNBLOCK, &one, NULL);
