@@ -125,3 +125,17 @@ print("listening", flush=True); time.sleep(60)' "$PORT" > "$BATS_TEST_TMPDIR/oth
     assert_failure 1
     assert_output --partial "cannot listen on 127.0.0.1:$PORT: address in use"
 }
+
+@test "c1m-stat: one output or wait per run, --count only with --watch (none silently ignored)" {
+    # a valid file, so that a wrongly accepted command line exits 0
+    local f=$C1M_ROOT/fuzz/corpus/stats/valid-3-workers
+    run "$STAT" --total "$f"
+    assert_success
+    usage_case "$STAT" --csv --json --csv "$f"
+    usage_case "$STAT" --json --get open --json "$f"
+    usage_case "$STAT" --total --csv --total "$f"
+    usage_case "$STAT" --wait --get open --wait open=0 "$f"
+    usage_case "$STAT" --wait --wait-ready --wait open=0 "$f"
+    usage_case "$STAT" --count --count 2 "$f"
+    usage_case "$STAT" --watch --wait open=0 --watch 10 "$f"
+}

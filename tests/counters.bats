@@ -126,6 +126,19 @@ EOF
     refute_output --partial "No such device"
 }
 
+@test "c1m-stat: output that cannot be written (full disk, closed stdout) exits 1, not 0" {
+    local f=$SEEDS/valid-3-workers mode
+    for mode in "" --total --json --csv "--get open"; do
+        # shellcheck disable=SC2086 # mode is one or two words
+        run bash -c '"$0" "$@" > /dev/full' "$STAT" $mode "$f"
+        assert_failure 1
+        assert_output --partial "cannot write the output: No space left on device"
+    done
+    run bash -c '"$0" "$@" >&-' "$STAT" --watch 10 --count 3 "$f"
+    assert_failure 1
+    assert_output --partial "cannot write the output"
+}
+
 @test "c1m-stat --json escapes kind; the text output keeps kind one word" {
     run "$STAT" --json "$SEEDS/kind-quote"
     assert_success

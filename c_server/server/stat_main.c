@@ -209,6 +209,21 @@ static int parse(int argc, char **argv, struct opts *o)
     }
     if (!o->path)
         return c1m_cli_error(&c, "FILE", NULL, "missing");
+    /* One output (or one wait) per run: a second one would be silently
+     * ignored, so it is a usage error, as is a --count without --watch. */
+    const char *given[] = {o->total_only ? "--total" : NULL, o->json ? "--json" : NULL,
+                           o->csv ? "--csv" : NULL, o->get ? "--get" : NULL,
+                           o->wait_ready ? "--wait-ready" : NULL,
+                           o->wait_field[0] ? "--wait" : NULL};
+    int seen = 0;
+    for (size_t i = 0; i < sizeof(given) / sizeof(given[0]); i++)
+        if (given[i] && seen++)
+            return c1m_cli_error(&c, given[i], NULL,
+                                 "only one of --total, --json, --csv, --get, --wait-ready, --wait");
+    if (o->count && !o->watch)
+        return c1m_cli_error(&c, "--count", NULL, "needs --watch");
+    if (o->watch && (o->wait_ready || o->wait_field[0]))
+        return c1m_cli_error(&c, "--watch", NULL, "cannot be combined with a wait");
     struct sample probe;
     memset(&probe, 0, sizeof(probe));
     uint64_t dummy;
@@ -285,7 +300,12 @@ int main(int argc, char **argv)
         } else {
             print_text(&r, &s, recs, dead, o.total_only);
         }
-        fflush(stdout);
+        /* a full disk or a closed stdout is a failure, not a silent success */
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            fprintf(stderr, "c1m-stat: cannot write the output: %s\n", strerror(errno));
+            rc = 1;
+            break;
+        }
         if (!o.watch || (o.count && n + 1 >= o.count))
             break;
         sleep_ms(o.watch);
