@@ -166,6 +166,23 @@ def backlog_verdict(queued, before, stalled, max_pending):
     return SLOW if stalled else STALLED
 
 
+async def backlog_drained(t, max_pending):
+    """The slow cutoff for a coroutine whose write left more than max_pending
+    bytes queued in t, and which reads nothing meanwhile: look at the backlog
+    after each next chance to send (backlog_verdict). True once back within
+    the bound, False when the peer is slow."""
+    queued = t.get_write_buffer_size()
+    verdict = DRAINING
+    while verdict == DRAINING or verdict == STALLED:
+        if verdict == DRAINING:
+            await next_send()
+        else:
+            await asyncio.sleep(STALL_S)
+        before, queued = queued, t.get_write_buffer_size()
+        verdict = backlog_verdict(queued, before, verdict == STALLED, max_pending)
+    return verdict == DRAINED
+
+
 def discard(t, w):
     """Abort t, dropping its queued output, and take the replies dropped out
     of w.pongs (a reply partly sent was not sent)."""

@@ -22,12 +22,11 @@ is up to 128 KiB there), so the loop writes reply after reply without the
 transport getting a chance to send them. So when what is queued passes the
 output bound, the handler stops reading and lets the transport send until
 the backlog is back within the bound, or cuts the peer as slow: the rule of
-the Protocol contenders (protocol.py docstring, backlog_verdict).
+the Protocol contenders (protocol.py docstring, backlog_drained).
 """
 import asyncio
 
-from .protocol import (DRAINED, DRAINING, PING_NL, PONG, SLOW, STALL_S, STALLED,
-                       backlog_verdict, discard, feed, next_send, set_bufs)
+from .protocol import PING_NL, PONG, backlog_drained, discard, feed, set_bufs
 
 
 def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
@@ -58,16 +57,8 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
                 if n < 0:
                     w.oversized += 1
                     break  # writer.close() below sends the replies written above first
-                queued = writer.transport.get_write_buffer_size() if pings else 0
-                verdict = DRAINED if queued <= max_pending else DRAINING
-                while verdict in (DRAINING, STALLED):
-                    if verdict == DRAINING:
-                        await next_send()
-                    else:
-                        await asyncio.sleep(STALL_S)
-                    before, queued = queued, writer.transport.get_write_buffer_size()
-                    verdict = backlog_verdict(queued, before, verdict == STALLED, max_pending)
-                if verdict == SLOW:
+                if pings and writer.transport.get_write_buffer_size() > max_pending \
+                        and not await backlog_drained(writer.transport, max_pending):
                     w.slow += 1
                     discard(writer.transport, w)
                     break
