@@ -172,19 +172,20 @@ def send_while_reading(s, payload, expect, timeout=20.0):
             if left <= 0:
                 return bytes(got), "timeout"
             for _, ev in sel.select(left):
-                if ev & selectors.EVENT_READ:
-                    chunk = s.recv(65536)
-                    if not chunk:
-                        return bytes(got), "eof"
-                    got += chunk
-                if ev & selectors.EVENT_WRITE and view:
-                    view = view[s.send(view[:65536]):]
-                    if not view:
-                        sel.modify(s, selectors.EVENT_READ)
+                try:
+                    if ev & selectors.EVENT_READ:
+                        chunk = s.recv(65536)
+                        if not chunk:
+                            return bytes(got), "eof"
+                        got += chunk
+                    if ev & selectors.EVENT_WRITE and view:
+                        view = view[s.send(view[:65536]):]
+                        if not view:
+                            sel.modify(s, selectors.EVENT_READ)
+                except BlockingIOError:
+                    pass  # readiness without room or data after all: select again
     except (ConnectionResetError, BrokenPipeError):
         return bytes(got), "reset"
-    except BlockingIOError:
-        pass
     finally:
         sel.close()
         s.setblocking(True)
