@@ -102,7 +102,7 @@ def _host(s):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
-        # "argument --port: '70000': expects a port 0-65535" names the flag; exit 2
+        # "argument --port: '70000': expects a port 1-65535" names the flag; exit 2
         sys.stderr.write("py_server: %s\nusage: %s\n" % (message, USAGE))
         sys.exit(2)
 
@@ -120,7 +120,9 @@ def build_parser():
                    help="seed 000's streams handler, or the Protocol class")
     p.add_argument("--host", default="0.0.0.0", type=_host,
                    help="address to listen on (default 0.0.0.0)")
-    p.add_argument("--port", default=9000, type=_number(0, 65535, False, "expects a port 0-65535"),
+    # not 0: a kernel-chosen port is reported nowhere, and a listener re-opened
+    # after the fd-cap back-off would get another one
+    p.add_argument("--port", default=9000, type=_number(1, 65535, False, "expects a port 1-65535"),
                    help="TCP port (default 9000)")
     p.add_argument("--backlog", default=65535,
                    type=_number(1, 1 << 20, True, "expects a number 1-1048576"),
@@ -176,8 +178,6 @@ def parse(argv=None):
     if cfg.workers_auto:
         per = max(1, int(cfg.worker_conns * AUTO_FILL))
         cfg.workers = max(1, math.ceil(cfg.max_conns / per))
-    if cfg.port == 0 and cfg.workers > 1:
-        p.error("argument --port: port 0 needs --workers 1 (workers must share one port)")
     # The default file is this process's own (the pid makes it unique across
     # network namespaces and runs); workers.run removes it at exit.
     cfg.stats_default = cfg.stats is None

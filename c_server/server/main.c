@@ -137,8 +137,10 @@ static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
             }
             break;
         case F_PORT:
-            if (c1m_parse_long(v, 0, 65535, 0, &x) < 0)
-                return c1m_cli_error(&c, a, v, "expects a port 0-65535");
+            /* not 0: a kernel-chosen port is reported nowhere, and the
+             * listener's re-open after the fd-cap back-off would get another */
+            if (c1m_parse_long(v, 1, 65535, 0, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects a port 1-65535");
             cfg->port = (int)x;
             break;
         case F_BACKLOG:
@@ -181,9 +183,6 @@ static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
         long per = (long)(cfg->worker_conns * AUTO_FILL);
         cfg->workers = c1m_workers_auto(cfg->max_conns, per > 0 ? per : 1);
     }
-    if (cfg->port == 0 && cfg->workers > 1)
-        return c1m_cli_error(&c, "--port", NULL,
-                             "port 0 needs --workers 1 (workers must share one port)");
     return -1;
 }
 

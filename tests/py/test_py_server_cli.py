@@ -103,6 +103,9 @@ class UsageTest(unittest.TestCase):
         self.assertUsage(base + ["--stats", ""], "--stats")
         self.assertUsage(base + ["--host", ""], "--host")
         self.assertUsage(base + ["--port", "0", "--workers", "2"], "--port")
+        # port 0 would move at the listener's re-open (192.0.2.1 is not local:
+        # a wrongly accepted port 0 fails to listen, exit 1, instead of running)
+        self.assertUsage(base + ["--host", "192.0.2.1", "--port", "0", "--workers", "1"], "--port")
         self.assertUsage(base + ["--bogus"], "--bogus")
         self.assertUsage(["--loop", "tornado", "--api", "protocol"], "--loop")
         self.assertUsage(["--loop", "asyncio", "--api", "rest"], "--api")
