@@ -277,6 +277,19 @@ PY
     [ -s "$out"/runs/*/result.json ] || fail "run_one.sh wrote no result.json"
 }
 
+@test "SIGTERM to bench.sh alone: it stops the run (whose cleanup runs), exit 130, nothing left" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/term-one
+    start_bench "$out"
+    kill -TERM "$BENCH_PID"
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+    grep -q ",interrupted," "$out/runs.csv"
+}
+
 @test "SIGHUP to the process group (a closed terminal): exit 130, nothing left" {
     need_root
     before=$(host_sysctls)
