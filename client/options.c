@@ -2,6 +2,7 @@
 #include "options.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <math.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -45,7 +46,8 @@ static const char help_text[] =
     "  --help               this text\n"
     "\n"
     "Exit status: 0 all connections established (and held to the end, no pings lost),\n"
-    "1 some failed, were closed by the peer or lost pings, or a worker died, 2 usage error.\n";
+    "1 some failed, were closed by the peer or lost pings, a worker died or --host does not\n"
+    "resolve, 2 usage error.\n";
 
 void c1m_opts_usage(void)
 {
@@ -203,9 +205,14 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     if (o->connections == 0)
         return bad("--connections", NULL, "required");
 
+    /* A name that does not resolve is a runtime failure (exit 1, the
+     * resolver's own error), as in c1m-server: the resolver may be down. */
     int rc = c1m_resolve(o->host, o->port, &o->dst, &o->dstlen);
-    if (rc != 0)
-        return bad("--host", o->host, gai_strerror(rc));
+    if (rc != 0) {
+        fprintf(stderr, "c1m-client: cannot resolve --host %s: %s\n", o->host,
+                rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        return 1;
+    }
     int v6 = o->dst.ss_family == AF_INET6;
 
     if (cap_max < 1)

@@ -29,7 +29,7 @@ struct c1m_opts {
 
 /* Parse argv into *o. Returns -1 to go on, or an exit status: 0 after --help,
  * 2 after a usage error (a message naming the flag and the usage line are
- * printed on stderr). */
+ * printed on stderr), 1 when --host does not resolve (the resolver's error). */
 int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o);
 /* The one-line usage, for usage errors found after parsing. */
 void c1m_opts_usage(void);

@@ -95,13 +95,18 @@ usage_case() {
     [ ! -e "$BATS_TEST_TMPDIR/never.stats" ]
 }
 
-@test "a host that does not resolve: the resolver's own error (exit 1), not EADDRNOTAVAIL" {
+@test "a host that does not resolve: the resolver's own error (exit 1, both programs), not EADDRNOTAVAIL" {
     need_ns
     run in_ns "$SERVER" --host no-such-host.invalid --port "$PORT" --stats "$BATS_TEST_TMPDIR/never.stats"
     assert_failure 1
     assert_output --partial "cannot resolve --host no-such-host.invalid: "
     refute_output --partial "Cannot assign requested address"
     [ ! -e "$BATS_TEST_TMPDIR/never.stats" ]
+    # c1m-client alike: a runtime failure, not a usage error (it was exit 2)
+    run in_ns "$CLIENT" --connections 10 --host no-such-host.invalid --port "$PORT"
+    assert_failure 1
+    assert_output --partial "cannot resolve --host no-such-host.invalid: "
+    refute_output --partial "usage:"
 }
 
 @test "c1m-server refuses a port already in use (exit 1), as py_server does" {
