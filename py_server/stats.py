@@ -10,6 +10,7 @@ little-endian u64 per worker (seq, pid, state, open, accepted, closed, slow,
 lines, pongs, oversized, accept_errors, updated_ns, reserved x4). Each record
 is written under a sequence lock: seq is odd while the writer is in it.
 """
+import errno
 import mmap
 import os
 import stat
@@ -59,6 +60,16 @@ class StatsFile:
         temporary is made by mkstemp (O_CREAT|O_EXCL, an unpredictable name):
         never opened through a symlink planted in a shared directory such as
         /dev/shm; rename() replaces a symlink at path without following it."""
+        # rename() replaces whatever is at path: refuse anything but a regular
+        # file or a symlink (a root server must not replace /dev/null)
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            mode = None
+        if mode is not None and not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+            if stat.S_ISDIR(mode):
+                raise IsADirectoryError(errno.EISDIR, "is a directory, not a counters file")
+            raise OSError(errno.ENODEV, "not a regular file")
         size = HEADER.size + nworkers * RECORD.size
         fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".",
                                    dir=os.path.dirname(path) or ".")

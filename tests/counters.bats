@@ -66,6 +66,26 @@ EOF
     assert_output "$SERVER_PID"
 }
 
+@test "--stats naming a device node, a FIFO or a directory is refused (exit 1), never replaced" {
+    need_ns
+    # /dev/null's twin: a root server used to rename its file over it
+    mknod "$BATS_TEST_TMPDIR/null" c 1 3
+    mkfifo "$BATS_TEST_TMPDIR/fifo"
+    mkdir "$BATS_TEST_TMPDIR/dir"
+    local f
+    for f in null fifo dir; do
+        run in_ns timeout 10 "$SERVER" --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/$f"
+        assert_failure 1
+        assert_output --partial -- "--stats $BATS_TEST_TMPDIR/$f: "
+    done
+    [ -c "$BATS_TEST_TMPDIR/null" ] && [ -p "$BATS_TEST_TMPDIR/fifo" ] && [ -d "$BATS_TEST_TMPDIR/dir" ]
+    run in_ns timeout 10 "$SERVER" --port "$PORT" --workers 1 --stats "$BATS_TEST_TMPDIR/null"
+    assert_output --partial "not a regular file"
+    run ls "$BATS_TEST_TMPDIR"
+    refute_output --partial ".stats."   # no temporary left behind
+    refute_output --regexp '(null|fifo|dir)\.'
+}
+
 @test "the default counters file is per process (two namespaces, one port) and removed at exit" {
     need_ns
     NS_B=$TEST_NS-b

@@ -14,6 +14,15 @@ int c1m_stats_create(struct c1m_stats *st, const char *path, uint32_t nworkers,
                      uint64_t target, const char *kind)
 {
     memset(st, 0, sizeof(*st));
+    /* rename() below replaces whatever is at path: only ever a counters file
+     * (a regular file) or a symlink (replaced, never followed). --stats
+     * /dev/null, a FIFO or a socket is refused: a root server must not turn
+     * a device node into a regular file. */
+    struct stat sb;
+    if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
+        errno = S_ISDIR(sb.st_mode) ? EISDIR : C1M_ENOTREG;
+        return -1;
+    }
     size_t size = sizeof(struct c1m_stats_header) + (size_t)nworkers * sizeof(struct c1m_stats_worker);
     /* Write a new file and rename it into place, so a reader never maps a
      * half-initialised one. mkostemp opens with O_CREAT|O_EXCL under a name

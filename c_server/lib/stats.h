@@ -70,7 +70,9 @@ struct c1m_stats {
  * the parent creates it and each worker writes its own record. The file is
  * written under a fresh name made with mkostemp in path's directory (O_EXCL:
  * a symlink or file planted there is never followed or truncated) and renamed
- * over path (rename replaces a symlink at path, it does not follow it). */
+ * over path (rename replaces a symlink at path, it does not follow it). A
+ * path that exists as anything but a regular file or a symlink (/dev/null, a
+ * FIFO, a directory) is refused: C1M_ENOTREG or EISDIR. */
 int c1m_stats_create(struct c1m_stats *st, const char *path, uint32_t nworkers,
                      uint64_t target, const char *kind);
 void c1m_stats_close(struct c1m_stats *st);

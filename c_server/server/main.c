@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 
     struct c1m_stats st;
     if (c1m_stats_create(&st, cfg.stats_path, (uint32_t)cfg.workers, (uint64_t)cfg.max_conns, "c") < 0) {
-        fprintf(stderr, "c1m-server: --stats %s: %s\n", cfg.stats_path, strerror(errno));
+        fprintf(stderr, "c1m-server: --stats %s: %s\n", cfg.stats_path, c1m_stats_strerror(errno));
         return 1;
     }
     if (!cfg.quiet)

@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -265,6 +266,21 @@ class StatsFileTest(unittest.TestCase):
         self.assertEqual(oct(os.stat(self.path).st_mode & 0o777), oct(0o644))
         left = sorted(f for f in os.listdir(self.tmp.name) if f.startswith("f.stats."))
         self.assertEqual(left, ["f.stats.%d.tmp" % os.getpid()])  # only the planted link
+
+    def test_create_refuses_a_device_fifo_or_directory(self):
+        # rename() would replace them: a root server given --stats /dev/null
+        # must not turn the device node into a regular file
+        if os.geteuid() != 0:
+            self.skipTest("mknod needs root")
+        node = os.path.join(self.tmp.name, "null")
+        os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        fifo = os.path.join(self.tmp.name, "fifo")
+        os.mkfifo(fifo)
+        for path, test in ((node, stat.S_ISCHR), (fifo, stat.S_ISFIFO), (self.tmp.name, stat.S_ISDIR)):
+            with self.assertRaises(OSError):
+                pstats.StatsFile.create(path, 1, 0, "x").close()
+            self.assertTrue(test(os.lstat(path).st_mode), path)
+        self.assertEqual(sorted(os.listdir(self.tmp.name)), ["fifo", "null"])   # no temporaries
 
 
 class SupervisionTest(unittest.TestCase):
