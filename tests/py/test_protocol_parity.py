@@ -844,6 +844,13 @@ class ServerParity:
                 s.connect((HOST, port))
                 s.sendall(b"ping\n" * 10000)
                 s.shutdown(socket.SHUT_WR)
+                # Read only once the server has read every ping and, just
+                # after them, the EOF: most replies are still queued there.
+                deadline = time.monotonic() + 10
+                while pstats.read_file(stats_path)["total"]["lines"] < 10000:
+                    self.assertLess(time.monotonic(), deadline, "the server did not read the pings")
+                    time.sleep(0.02)
+                time.sleep(0.2)
                 got, how = read_all(s, 1 << 20, timeout=20)
             finally:
                 s.close()
