@@ -62,9 +62,10 @@ USAGE
 
 bad() { log "error: $1"; log "(harness/bench.sh --help lists the settings)"; exit 2; }
 say() { printf '%s\n' "$*" >&2; [ -n "${OUT:-}" ] && [ -d "$OUT" ] && printf '%s\n' "$*" >> "$OUT/bench.log"; return 0; }
-# Bounded (in_range, common.sh): no overflow in bash arithmetic.
-is_uint() { in_range "$1" 0 999999999999; }
-is_pos() { in_range "$1" 1 999999999999; }
+# Bounded (in_range, common.sh): no overflow in bash arithmetic, and within
+# what run_one.sh accepts (seconds, MiB and counts up to 31536000: a year).
+is_uint() { in_range "$1" 0 31536000; }
+is_pos() { in_range "$1" 1 31536000; }
 
 # The command that reproduces this run: the knobs set in the environment.
 command_line() {
