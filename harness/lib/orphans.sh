@@ -57,7 +57,7 @@ end_pid() {
 # state_init: create $C1M_STATE_ROOT/run-$$ with the owner and its parent.
 state_init() {
     RUN_STATE=$C1M_STATE_ROOT/run-$$
-    mkdir -p -m 0700 "$C1M_STATE_ROOT" && mkdir -p "$RUN_STATE" || die "cannot create $RUN_STATE"
+    (umask 077 && mkdir -p "$RUN_STATE") || die "cannot create $RUN_STATE"
     state_put owner "$$ $(proc_start $$)"
     state_put parent "$PPID $(proc_start "$PPID")"
 }
