@@ -63,7 +63,7 @@ exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # start_bench OUT VAR=value...: bench.sh in the background in its own process
 # group (job control, as from a terminal: it does not ignore SIGINT), one c run
-# at 2k holding 60 s; returns once that run holds. Sets BENCH_PID, RUN_NS (the
+# at 2k holding 60 s (the VAR=values override); returns once that run holds. Sets BENCH_PID, RUN_NS (the
 # run's namespace) and RUN_PID (its run_one.sh, from the namespace's name).
 start_bench() {
     local out=$1; shift
@@ -305,15 +305,16 @@ PY
 
 @test "kill -9 of run_one.sh: bench.sh sees it at once, removes what it left (a raised fs.file-max too), says so" {
     need_root
-    # Lower fs.file-max under what a 2k run needs (2 x 2000 + 200000): the run
+    # Lower fs.file-max under what a 3k run needs (2 x 3000 + 200000): the run
     # raises it, and only its saved state can put it back after a kill -9.
-    # (Root is exempt from fs.file-max: nothing else running is hurt.)
+    # 204000 still covers the 2k runs other suites may start meanwhile, which
+    # then leave it alone. (Root is exempt from fs.file-max anyway.)
     FILE_MAX_SAVED=$(sysctl -n fs.file-max)
-    sysctl -q -w fs.file-max=200000
+    sysctl -q -w fs.file-max=204000
     before=$(host_sysctls)
     out=$BATS_TEST_TMPDIR/kill-run
-    start_bench "$out"
-    [ "$(sysctl -n fs.file-max)" = 204000 ] || fail "the run did not raise fs.file-max: $(sysctl -n fs.file-max)"
+    start_bench "$out" TIERS=3k
+    [ "$(sysctl -n fs.file-max)" = 206000 ] || fail "the run did not raise fs.file-max: $(sysctl -n fs.file-max)"
     kill -KILL "$RUN_PID"
     # noticed at once, not after the 60 s hold
     wait_for 30 exited "$BENCH_PID" || fail "bench.sh still waiting: $(cat "$out.log")"
@@ -324,7 +325,7 @@ PY
     run cat "$out.log"
     assert_output --partial "removed what run_one.sh (pid $RUN_PID) left: namespace $RUN_NS deleted"
     assert_output --partial "counters file /dev/shm/c1m-run-$RUN_PID.stats removed"
-    assert_output --partial "fs.file-max restored to 200000"
+    assert_output --partial "fs.file-max restored to 204000"
     run cut -d, -f5 "$out/runs.csv"
     assert_line harness-error
     grep -q "run_one.sh was killed (signal 9)" "$out/runs.csv"
