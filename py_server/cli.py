@@ -12,6 +12,8 @@ FD_RESERVE = 64
 # --workers auto plans for 95% fill, as the C server: SO_REUSEPORT hashing is
 # not perfectly even, and a full worker hands its share to the others.
 AUTO_FILL = 0.95
+# --workers at most, given or computed (auto), as the C server
+MAX_WORKERS = 4096
 
 KINDS = {
     ("asyncio", "streams"): "asyncio-streams",
@@ -80,7 +82,7 @@ def _workers(s):
     if s == "auto":
         return 0
     try:
-        return parse_long(s, 1, 4096, False)
+        return parse_long(s, 1, MAX_WORKERS, False)
     except ValueError:
         raise argparse.ArgumentTypeError("%r: expects a number 1-4096 or 'auto'" % s) from None
 
@@ -178,6 +180,9 @@ def parse(argv=None):
     if cfg.workers_auto:
         per = max(1, int(cfg.worker_conns * AUTO_FILL))
         cfg.workers = max(1, math.ceil(cfg.max_conns / per))
+        if cfg.workers > MAX_WORKERS:   # the bound of --workers holds for auto too
+            p.error("argument --max-conns: %d connections need more than %d workers of %d"
+                    % (cfg.max_conns, MAX_WORKERS, per))
     # The default file is this process's own (the pid makes it unique across
     # network namespaces and runs); workers.run removes it at exit.
     cfg.stats_default = cfg.stats is None

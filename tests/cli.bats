@@ -68,6 +68,9 @@ usage_case() {
     # port 0: the kernel's choice was reported nowhere and moved when the
     # listener re-opened after the fd-cap back-off
     usage_case "$SERVER" --port "${s[@]}" --port 0 --workers 1
+    # --workers auto is bounded like --workers (it used to fork 5,000+ processes)
+    usage_case "$SERVER" --max-conns "${s[@]}" --max-conns 100m
+    usage_case "$SERVER" --max-conns "${s[@]}" --max-conns 1m --worker-conns 200
     usage_case "$SERVER" --workers "${s[@]}" --workers 99999999999999999999999
     usage_case "$SERVER" --max-conns "${s[@]}" --max-conns 9223372036854775807k
     usage_case "$SERVER" --backlog "${s[@]}" --backlog 1kk

@@ -18,6 +18,8 @@
 /* --workers auto plans for 95% fill: SO_REUSEPORT hashing is not perfectly
  * even, and a full worker hands its share to the others. */
 #define AUTO_FILL 0.95
+/* --workers at most, given or computed (auto) */
+#define MAX_WORKERS 4096
 
 static const char usage_line[] =
     "usage: c1m-server [--host H] [--port P] [--backlog N] [--workers N|auto] [--max-conns N]\n"
@@ -129,7 +131,7 @@ static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
         case F_WORKERS:
             if (!strcmp(v, "auto")) {
                 workers_auto = 1;
-            } else if (c1m_parse_long(v, 1, 4096, 0, &x) == 0) {
+            } else if (c1m_parse_long(v, 1, MAX_WORKERS, 0, &x) == 0) {
                 workers_auto = 0;
                 cfg->workers = (int)x;
             } else {
@@ -182,6 +184,14 @@ static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
     if (workers_auto) {
         long per = (long)(cfg->worker_conns * AUTO_FILL);
         cfg->workers = c1m_workers_auto(cfg->max_conns, per > 0 ? per : 1);
+        /* the bound of --workers holds for auto too (100m connections would
+         * otherwise fork 5,000+ processes) */
+        if (cfg->workers > MAX_WORKERS) {
+            char why[160];
+            snprintf(why, sizeof(why), "%ld connections need more than %d workers of %ld",
+                     cfg->max_conns, MAX_WORKERS, per > 0 ? per : 1);
+            return c1m_cli_error(&c, "--max-conns", NULL, why);
+        }
     }
     return -1;
 }

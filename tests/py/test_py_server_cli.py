@@ -107,6 +107,9 @@ class UsageTest(unittest.TestCase):
         # port 0 would move at the listener's re-open (192.0.2.1 is not local:
         # a wrongly accepted port 0 fails to listen, exit 1, instead of running)
         self.assertUsage(base + ["--host", "192.0.2.1", "--port", "0", "--workers", "1"], "--port")
+        # --workers auto is bounded like --workers: 100m connections would
+        # fork 5,000+ processes (192.0.2.1: never a running server)
+        self.assertUsage(base + ["--host", "192.0.2.1", "--max-conns", "100m"], "--max-conns")
         self.assertUsage(base + ["--bogus"], "--bogus")
         self.assertUsage(["--loop", "tornado", "--api", "protocol"], "--loop")
         self.assertUsage(["--loop", "asyncio", "--api", "rest"], "--api")
