@@ -132,6 +132,29 @@ EOF
     assert_output --partial "not a c1m counters file"
 }
 
+# holds PID FILE: process PID has FILE open
+holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
+
+@test "a wait and --watch follow the path to a new file renamed over it (a server restarted with the same --stats)" {
+    # an earlier run's file at the path: its worker exited (neither ready nor dead)
+    write_stats "$STATS" c "$$ 4 0"
+    "$STAT" --wait open=5 --timeout 10 "$STATS" > /dev/null 2>&1 &
+    local pid=$!
+    wait_for 10 holds "$pid" "$STATS"
+    write_stats "$STATS" c "$$ 1 5"   # the new run's file: written aside, renamed over
+    local rc=0
+    wait "$pid" || rc=$?
+    assert_equal "$rc" 0
+    write_stats "$STATS" c "$$ 4 0"
+    "$STAT" --get open --watch 20 --count 200 "$STATS" > "$BATS_TEST_TMPDIR/watch.out" &
+    pid=$!
+    wait_for 10 holds "$pid" "$STATS"
+    write_stats "$STATS" c "$$ 1 7"
+    wait_for 10 grep -qx 7 "$BATS_TEST_TMPDIR/watch.out"
+    kill "$pid"
+    wait "$pid" || true
+}
+
 @test "c1m-stat on a FIFO fails at once; a directory is named as such" {
     mkfifo "$BATS_TEST_TMPDIR/fifo"
     run timeout 10 "$STAT" "$BATS_TEST_TMPDIR/fifo"

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +38,8 @@ static void help(void)
            "  --wait FIELD=N   exit 0 once total FIELD >= N (live workers only), 1 at\n"
            "                   --timeout or as soon as a worker is dead\n"
            "  --timeout S      for the waits (default 30)\n\n"
+           "The waits and --watch follow FILE: a server started again with the same --stats\n"
+           "renames its new file over the old one, and that new file is read from then on.\n\n"
            "Exit status: 0 ok, 1 unreadable, truncated or invalid FILE (or a wait that\n"
            "failed), 2 usage error.\n");
 }
@@ -234,6 +237,38 @@ static int parse(int argc, char **argv, struct opts *o)
     return -1;
 }
 
+/* A server writes a new file and renames it over the path at every start: a
+ * wait or --watch that opened an earlier run's file (one left at the same
+ * path) follows the path to the new one. 1 when *r now reads another file,
+ * 0 when unchanged (or the new one is not readable yet), -1 out of memory. */
+static int follow_path(struct c1m_stats_reader *r, const char *path,
+                       struct c1m_stats_worker **recs, unsigned char **dead)
+{
+    struct stat now, cur;
+    if (stat(path, &now) < 0 || fstat(r->fd, &cur) < 0 ||
+        (now.st_ino == cur.st_ino && now.st_dev == cur.st_dev))
+        return 0;
+    struct c1m_stats_reader nr;
+    if (c1m_stats_reader_open(&nr, path) < 0)
+        return 0;
+    size_t n = nr.nworkers ? nr.nworkers : 1;
+    struct c1m_stats_worker *nrecs = calloc(n, sizeof(*nrecs));
+    unsigned char *ndead = calloc(n, 1);
+    if (!nrecs || !ndead) {
+        free(nrecs);
+        free(ndead);
+        c1m_stats_reader_close(&nr);
+        return -1;
+    }
+    c1m_stats_reader_close(r);
+    free(*recs);
+    free(*dead);
+    *r = nr;
+    *recs = nrecs;
+    *dead = ndead;
+    return 1;
+}
+
 static int file_error(const char *path, int err)
 {
     fprintf(stderr, "c1m-stat: %s: %s\n", path, c1m_stats_strerror(err));
@@ -268,6 +303,16 @@ int main(int argc, char **argv)
     struct sample s = {.pid = r.hdr.parent_pid};
     rc = 0;
     for (long n = 0;; n++) {
+        if ((waiting || o.watch) && n > 0) {
+            int f = follow_path(&r, o.path, &recs, &dead);
+            if (f < 0) {
+                perror("c1m-stat");
+                rc = 1;
+                break;
+            }
+            if (f > 0)
+                s.pid = r.hdr.parent_pid;
+        }
         if (c1m_stats_sum(&r, recs, dead, &s.t) < 0) {
             rc = file_error(o.path, errno);
             break;
