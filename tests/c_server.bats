@@ -242,6 +242,18 @@ print(got.decode().strip() or "nothing", "then closed")
     wait_for 10 stat_is "$STATS" listening 1
 }
 
+@test "--worker-conns 1: the worker listens again each time its one connection closes" {
+    # (the re-open threshold used to be 0 for a cap of 1: full for good)
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1 --worker-conns 1
+    for i in 1 2 3; do
+        run in_ns "$CLIENT" --connections 1 --port "$PORT" --hold 0 --connect-timeout 3 --quiet
+        assert_success
+        wait_for 10 stat_is "$STATS" accepted "$i"
+        wait_for 10 stat_is "$STATS" listening 1
+    done
+    [ "$("$STAT" --get open "$STATS")" = 0 ]
+}
+
 @test "SIGTERM: exit 0, connections closed, no worker left" {
     start_server "$STATS" "$SERVER" --port "$PORT" --max-conns 1000 --worker-conns 300
     pids=$(worker_pids "$STATS")

@@ -125,7 +125,9 @@ int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, 
     l->fd = -1;
     l->cap = cap;
     l->resume_at = cap > 0 ? cap - cap / 10 : 0;
-    if (cap > 0 && l->resume_at >= cap)
+    /* below 10 the 10% margin is 0: re-open one below the cap, but never
+     * at 0 (a cap of 1 would then stay closed for good: open < 0 never holds) */
+    if (cap > 1 && l->resume_at >= cap)
         l->resume_at = cap - 1;
     l->open_count = open_count;
     l->on_accept = on_accept;
