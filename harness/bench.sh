@@ -14,6 +14,7 @@
 # left is removed when bench.sh sees it die, or by the next bench.sh.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
+honour_sigint "$0" "$@"
 source "$C1M_ROOT/harness/lib/probe.sh"
 source "$C1M_ROOT/harness/lib/gate.sh"
 source "$C1M_ROOT/harness/lib/netns.sh"

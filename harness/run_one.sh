@@ -16,6 +16,7 @@
 # Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 set -uo pipefail
 source "$(dirname "$0")/lib/common.sh"
+honour_sigint "$0" "$@"
 source "$C1M_ROOT/harness/lib/netns.sh"
 source "$C1M_ROOT/harness/lib/orphans.sh"
 source "$C1M_ROOT/harness/lib/probe.sh"

@@ -232,6 +232,30 @@ PY
     grep -q '"completed": false' "$out/meta.json"
 }
 
+@test "SIGINT to the group of bench.sh started as a plain background job (SIGINT ignored on entry): exit 130, interrupted, nothing left" {
+    need_root
+    before=$(host_sysctls)
+    out=$BATS_TEST_TMPDIR/int-bg
+    # Started with SIGINT ignored, as a non-interactive shell starts `bench.sh &`
+    # (a script, a CI step; bats's own `&` may not, so it is set here);
+    # setsid gives it its own group. The servers do not ignore SIGINT: bench.sh
+    # must not either (it went on, recording the killed server as server-died,
+    # and ran the next runs).
+    (trap '' INT; cd "$C1M_ROOT" && exec setsid env "${QUIET[@]}" TIERS=2k CONTENDERS=c REPEAT=2 HOLD=60 HEARTBEAT=1 \
+        SETTLE_MAX=5 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$out.log" 2>&1 &
+    BENCH_PID=$!
+    wait_for 60 in_hold "$out" || fail "never reached the hold: $(cat "$out.log")"
+    rp=$(cat "$out"/runs/*/netns); rp=${rp#c1m-} rp=${rp%-*}
+    kill -INT -- "-$BENCH_PID"
+    wait_for 40 exited "$BENCH_PID" || fail "bench.sh ignored SIGINT: $(tr '\r' '\n' < "$out.log" | tail -n 5)"
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$rp" "$before"
+    run cut -d, -f5 "$out/runs.csv"
+    assert_output $'status\ninterrupted'
+}
+
 @test "without root: says why and what to do, exits 1, creates nothing" {
     out=$BATS_TEST_TMPDIR/noroot
     if [ "$(id -u)" = 0 ]; then

@@ -67,6 +67,21 @@ trap _c1m_run_cleanup EXIT
 trap '_c1m_on_signal INT' INT
 trap '_c1m_on_signal TERM' TERM
 trap '_c1m_on_signal HUP' HUP
+# honour_sigint "$0" "$@": bash can neither trap nor reset a signal that was
+# ignored when it started, and a non-interactive shell starts its `&` jobs
+# with SIGINT ignored (`bench.sh &` from a script or a CI step). The servers
+# and the client install their own SIGINT handlers: a SIGINT to the group would
+# kill them while the script carried on, recording the contender as dead and
+# running the next runs. So a script that starts with SIGINT ignored re-executes
+# itself once (same pid) with SIGINT at its default, and its trap then runs as
+# on a terminal. Called at the top of bench.sh and run_one.sh.
+honour_sigint() {
+    local ign
+    if [ -n "${C1M_SIGINT_RESET:-}" ]; then unset C1M_SIGINT_RESET; return 0; fi
+    ign=$(awk '/^SigIgn:/{print $2}' "/proc/$$/status" 2>/dev/null)
+    [[ $ign =~ ^[0-9a-fA-F]{1,16}$ ]] && (( 0x$ign & 2 )) || return 0   # bit 1: SIGINT
+    C1M_SIGINT_RESET=1 exec env --default-signal=INT "$BASH" "$@"
+}
 # A dead reader of our stderr (a closed pipe, a terminal gone) must not kill a
 # script before it cleans up: writes then fail with EPIPE instead of SIGPIPE.
 trap '' PIPE
