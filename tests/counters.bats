@@ -146,7 +146,7 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     wait "$pid" || rc=$?
     assert_equal "$rc" 0
     write_stats "$STATS" c "$$ 4 0"
-    "$STAT" --get open --watch 20 --count 200 "$STATS" > "$BATS_TEST_TMPDIR/watch.out" &
+    "$STAT" --get open --watch 20 --count 1500 "$STATS" > "$BATS_TEST_TMPDIR/watch.out" &
     pid=$!
     wait_for 10 holds "$pid" "$STATS"
     write_stats "$STATS" c "$$ 1 7"
