@@ -143,16 +143,14 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     wait_for 10 holds "$pid" "$STATS"
     write_stats "$STATS" c "$$ 1 5"   # the new run's file: written aside, renamed over
     local rc=0
-    wait "$pid" || rc=$?
+    wait "$pid" || rc=$?   # bounded by --timeout
     assert_equal "$rc" 0
     write_stats "$STATS" c "$$ 4 0"
     "$STAT" --get open --watch 20 --count 1500 "$STATS" > "$BATS_TEST_TMPDIR/watch.out" &
-    pid=$!
-    wait_for 10 holds "$pid" "$STATS"
+    CLIENT_PID=$!   # stopped by teardown if the test fails
+    wait_for 10 holds "$CLIENT_PID" "$STATS"
     write_stats "$STATS" c "$$ 1 7"
     wait_for 10 grep -qx 7 "$BATS_TEST_TMPDIR/watch.out"
-    kill "$pid"
-    wait "$pid" || true
 }
 
 @test "c1m-stat on a FIFO fails at once; a directory is named as such" {
