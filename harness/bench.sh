@@ -166,10 +166,13 @@ check_namespaces() {
         "carry traffic, it shows in the machine-wide slab and CPU figures"
 }
 
+# An OUT that cannot be used is a bad setting (exit 2 naming OUT, one line),
+# found when it is created: nothing else exists yet.
 setup_out() {
+    local err
     OUT=${OUT:-$C1M_ROOT/results/$(date -u +%Y%m%dT%H%M%SZ)}
-    [ -e "$OUT/runs.csv" ] && die "$OUT already holds a runs.csv: choose another OUT"
-    mkdir -p "$OUT/runs" "$OUT/ramp" || die "cannot create $OUT"
+    [ -e "$OUT/runs.csv" ] && bad "OUT=$OUT already holds a runs.csv: choose another OUT"
+    err=$(mkdir -p -- "$OUT/runs" "$OUT/ramp" 2>&1) || bad "OUT=$OUT: cannot create it: ${err%%$'\n'*}"
     OUT=$(cd "$OUT" && pwd)
 }
 

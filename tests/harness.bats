@@ -395,6 +395,11 @@ PY
     check CONTENDERS "unknown contender 'bogus'" TIERS=2k CONTENDERS=c,bogus
     check REPEAT "expects a count" TIERS=2k REPEAT=99999999999999999999999
     check HOLD "expects whole seconds" TIERS=2k HOLD=-1
+    # an OUT that cannot be created, or already holds a run: exit 2 naming OUT (was 1)
+    [ "$(id -u)" = 0 ] || return 0            # non-root stops at the root check (exit 1)
+    check "OUT=/proc/c1m-nothing: cannot create it" "No such file" TIERS=2k OUT=/proc/c1m-nothing
+    mkdir -p "$BATS_TEST_TMPDIR/done" && : > "$BATS_TEST_TMPDIR/done/runs.csv"
+    check "OUT=$BATS_TEST_TMPDIR/done already holds a runs.csv" "choose another OUT" TIERS=2k OUT="$BATS_TEST_TMPDIR/done"
 }
 
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
