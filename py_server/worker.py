@@ -34,8 +34,11 @@ CLOSED, OPENING, OPEN = range(3)
 
 
 def resume_mark(cap):
+    """The open count below which a full worker listens again: 90% of the cap,
+    one below it for small caps, but never 0 (a cap of 1 would stay full for
+    good). The same rule as c_server/lib/listener.c."""
     r = cap - cap // 10
-    return cap - 1 if r >= cap else r
+    return cap - 1 if r >= cap and cap > 1 else r
 
 
 class Worker:

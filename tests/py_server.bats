@@ -125,3 +125,16 @@ serves_2000() {
     assert_failure 2
     assert_output --partial "--conns"
 }
+
+@test "--worker-conns 1: a Python worker listens again each time its one connection closes" {
+    # (resume_mark(1) used to be 0: full for good after the first connection)
+    start_server "$STATS" "$PYTHON" -m py_server --loop asyncio --api protocol \
+        --port "$PORT" --workers 1 --worker-conns 1
+    for i in 1 2 3; do
+        run in_ns "$CLIENT" --connections 1 --port "$PORT" --hold 0 --connect-timeout 3 --quiet
+        assert_success
+        wait_for 10 stat_is "$STATS" accepted "$i"
+        wait_for 10 stat_is "$STATS" listening 1
+    done
+    [ "$("$STAT" --get open "$STATS")" = 0 ]
+}
