@@ -85,8 +85,9 @@ for v in swc cwc; do
 done
 [ "$quiet_cpu_pct" -le 100 ] || { log "--quiet-cpu-pct: expects 0..100 (% of the machine): $quiet_cpu_pct"; usage; }
 [ "$disturb_pct" -le 100 ] || { log "--disturb-pct: expects 0..100 (% of the machine): $disturb_pct"; usage; }
-[[ $base_slab =~ ^[0-9]*$ ]] || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
-[[ $base_tcp =~ ^[0-9]*$ ]] || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
+# bounded: the gate adds to them in bash arithmetic (no overflow wrapping a bound negative)
+[ -z "$base_slab" ] || in_range "$base_slab" 0 999999999999 || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
+[ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
 require_root run_one.sh
 [ -x "$BUILD/c1m-server" ] && [ -x "$BUILD/c1m-client" ] && [ -x "$BUILD/c1m-stat" ] \
     || die "binaries missing in $BUILD: run 'make build' first"

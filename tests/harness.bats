@@ -423,6 +423,8 @@ PY
     check "--out: required" --contender c --conns 2k
     check "--hold: expects a whole number" --contender c --conns 2k --out "$out" --hold 1.5
     check "--timeout: expects whole seconds" --contender c --conns 2k --out "$out" --timeout 0
+    check "--baseline-slab-kib: expects KiB" --contender c --conns 2k --out "$out" --baseline-slab-kib 99999999999999999999
+    check "--baseline-tcp-objs: expects a count" --contender c --conns 2k --out "$out" --baseline-tcp-objs 9223372036854775807
     check "--server-worker-conns: expects a count" --contender c --conns 2k --out "$out" --server-worker-conns 0
     check "--client-worker-conns: expects a count" --contender c --conns 2k --out "$out" --client-worker-conns x
     check "unknown flag: --bogus" --contender c --conns 2k --out "$out" --bogus
