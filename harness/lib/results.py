@@ -330,12 +330,14 @@ def tier_line(c):
     ta = c.stat("t_accept_s")
     if ta is None:
         return None, None
+    # A figure no run measured is NaN (gnuplot leaves the point out), never a 0
+    # the plot would draw as measured.
     rss = c.stat("server_rss_kib")
-    rss = tuple(v / 1024 for v in rss[:3]) if rss else (0, 0, 0)
+    rss = " ".join("%.3f" % (v / 1024) for v in rss[:3]) if rss else "NaN NaN NaN"
     cpu = c.stat("server_cpu_connect_s")
-    cpu = tuple(cpu[:3]) if cpu else (0, 0, 0)
-    return ("%d %.4f %.4f %.4f %.3f %.3f %.3f %.3f %.3f %.3f %s" % (
-        (c.tier,) + tuple(ta[:3]) + rss + cpu + (c.label,)), ta[3])
+    cpu = " ".join("%.3f" % v for v in cpu[:3]) if cpu else "NaN NaN NaN"
+    return ("%d %.4f %.4f %.4f %s %s %s" % ((c.tier,) + tuple(ta[:3]) + (rss, cpu, c.label)),
+            ta[3])
 
 
 def write_dat(path, lines):

@@ -256,6 +256,22 @@ class TestDroppedRuns(TmpDir):
         self.assertEqual(bars, ["c", "pyext" + cells.DAGGER])
 
 
+    def test_plot_data_leaves_unmeasured_figures_out(self):
+        # a cell whose runs have a time but no RSS or CPU figure: NaN (gnuplot
+        # skips the point), not a 0 drawn as if measured
+        d = self.subdir("unmeasured")
+        self.add(d, t_accept_s=1.5, server_rss_kib=2048, server_cpu_connect_s=0.5)
+        self.add(d, tier=4000, t_accept_s=3.0)
+        data = os.path.join(d, "plots", "data")
+        rc, _, err = run_main("plotdata", d, data)
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(data, "tiers-c.dat")) as f:
+            lines = [ln.split() for ln in f if not ln.startswith("#")]
+        self.assertEqual(lines[0][4:10], ["2.000"] * 3 + ["0.500"] * 3)
+        self.assertEqual(lines[1][:2], ["4000", "3.0000"])
+        self.assertEqual(lines[1][4:10], ["NaN"] * 6)
+
+
 class TestBootstrap(unittest.TestCase):
     SAMPLES = [[1.0, 1.2, 1.1], [5, 1, 4, 2, 3, 9, 7], [0.3, 0.31, 0.29, 0.5, 0.28],
                [10.0, 10.0, 10.5, 11.0]]
