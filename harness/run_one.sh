@@ -225,7 +225,7 @@ R[accepted]=$(stat_get "$stats" open)
 R[t_accept_s]=$(elapsed "$t0" "$t1")
 [ "$reached" = 1 ] && R[status]=ok
 R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
-R[machine_cpu_connect_pct]=$(awk -v b=$((mb1 - mb0)) -v t=$((mt1 - mt0)) -v n="$(nproc)" 'BEGIN{printf "%.0f", t ? 100 * n * b / t : 0}')
+R[machine_cpu_connect_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
 sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
 read -r full_anon full_pss <<<"$(rss_kib $pids)"
 read -r sock1 slab1 <<<"$(slab_kib)"
@@ -268,7 +268,7 @@ if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
     wall=$(awk -v a="$ta" -v b="$tb" -v c="$tc" -v d="$td" 'BEGIN{printf "%.3f", (c + d) / 2 - (a + b) / 2}')
     R[hold_wall_s]=$wall
     R[server_cpu_hold_pct]=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v s="$wall" 'BEGIN{printf "%.1f", (s > 0 ? 100 * t / hz / s : 0)}')
-    R[machine_cpu_hold_pct]=$(awk -v b=$((hb1 - hb0)) -v t=$((ht1 - ht0)) -v n="$(nproc)" 'BEGIN{printf "%.0f", t ? 100 * n * b / t : 0}')
+    R[machine_cpu_hold_pct]=$(pct_of_one_cpu "$hb0" "$ht0" "$hb1" "$ht1")
     R[open_after_hold]=$(stat_get "$stats" open)
     R[slow_closed]=$(stat_get "$stats" slow)
 fi

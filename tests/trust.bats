@@ -67,6 +67,17 @@ gate() {
         gate "$C1M_ROOT" "$1"
 }
 
+@test "trust: machine CPU % of one CPU counts every CPU, whatever the affinity or OMP_NUM_THREADS" {
+    local n
+    n=$(grep -c '^cpu[0-9]' /proc/stat)
+    # half of all CPUs busy = 50 x the CPU count (run_one.sh used nproc: 50 here)
+    run env OMP_NUM_THREADS=1 taskset -c 0 bash -c 'source "$1/harness/lib/common.sh"
+        source "$1/harness/lib/probe.sh"; pct_of_one_cpu 1000 2000 1050 2100' probe "$C1M_ROOT"
+    assert_success
+    assert_output "$((50 * n))"
+    ! grep -n 'nproc' "$C1M_ROOT/harness/run_one.sh" || fail "run_one.sh counts CPUs with nproc"
+}
+
 @test "trust: the quiet gate passes a quiet machine, times out on a busy one, and can be off" {
     # no other run's namespace, baselines far above anything: only the CPU window counts
     run gate 'gate_other_namespaces() { :; }; quiet_gate 30 100 999999999 999999999 own'
