@@ -326,7 +326,9 @@ causes=()
 unset 'R[disturbed]'
 [ "$GATE" = timeout ] && causes+=("started after the quiet gate timed out (${quiet_max}s): $GATE_CAUSE")
 # No disturbance figure (the sampler failed): the run is not proven quiet.
-[ "$reached" = 1 ] && [ -z "${R[outside_cpu_pct]:-}" ] && R[flags]="${R[flags]:+${R[flags]};}disturbance-unmeasured"
+# (disturb.py flags a window its samples did not cover: disturbance-unmeasured:ramp|hold)
+[ "$reached" = 1 ] && [ -z "${R[outside_cpu_pct]:-}" ] && [[ ${R[flags]:-} != *disturbance-unmeasured* ]] \
+    && R[flags]="${R[flags]:+${R[flags]};}disturbance-unmeasured"
 if [ ${#causes[@]} -gt 0 ]; then
     R[disturb_cause]=$(printf '%s; ' "${causes[@]}"); R[disturb_cause]=${R[disturb_cause]%; }
     [ "${R[status]}" = ok ] && R[status]=disturbed

@@ -39,6 +39,7 @@ import time
 
 PROC = "/proc"
 MIN_WINDOW_S = 2.0
+COVERED_MIN = 0.9     # a window is measured when samples cover 90% of it
 
 
 def usage(msg=None):
@@ -182,7 +183,7 @@ def cmd_sample(args):
 def window(samples, a, b):
     """Sums over [a, b]: each sample's share = the part of its interval inside."""
     s = {"total": 0.0, "steal": 0.0, "softirq": 0.0, "outside": 0.0, "ksoftirqd": 0.0,
-         "init": 0.0, "top": {}}
+         "init": 0.0, "top": {}, "covered": 0.0}
     for x in samples:
         span = x["t1"] - x["t0"]
         if span <= 0:
@@ -191,6 +192,7 @@ def window(samples, a, b):
         if part <= 0:
             continue
         part = min(part, 1.0)
+        s["covered"] += part * span          # seconds of [a, b] this sample saw
         for k in ("total", "steal", "softirq", "outside", "ksoftirqd", "init"):
             s[k] += x[k] * part
         for name, d in x["top"]:
@@ -246,6 +248,17 @@ def cmd_summary(args):
     wins = {"ramp": window(samples, ramp[0], max(ramp[1], ramp[0] + MIN_WINDOW_S))}
     if hold is not None:
         wins["hold"] = window(samples, hold[0], max(hold[1], hold[0] + MIN_WINDOW_S))
+    # A window the samples do not cover (the sampler died, or started late) is
+    # not proven quiet: flagged (run_one.sh: an ok run becomes suspect), never
+    # judged on the part that was seen alone. Coverage is of the window itself,
+    # not of its 2 s widening (the sampler stops soon after a 1 s hold).
+    bounds = {"ramp": ramp}
+    if hold is not None:
+        bounds["hold"] = hold
+    unmeasured = [n for n, (a, b) in bounds.items()
+                  if window(samples, a, b)["covered"] < COVERED_MIN * (b - a)]
+    if unmeasured:
+        out["flags"] = ";".join("disturbance-unmeasured:" + n for n in unmeasured)
     worst = None
     for name, s in wins.items():
         if s["total"] <= 0:

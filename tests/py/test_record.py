@@ -180,7 +180,21 @@ class DisturbSummaryTest(unittest.TestCase):
 
     def test_no_sample_in_window_is_unknown_not_zero(self):
         r = self.summary([sample(0, 1, 200, 100)], "--ramp", "50", "60", "--limit", "5")
-        self.assertEqual(r, {})
+        self.assertEqual(r, {"flags": "disturbance-unmeasured:ramp"})
+
+    def test_window_the_samples_do_not_cover_is_flagged(self):
+        # the sampler died half-way through the hold: the ramp is judged (quiet),
+        # the hold is not proven quiet: flagged, not passed on its first half
+        s = [sample(100 + i, 101 + i, 200, 0) for i in range(12)]
+        r = self.summary(s, "--ramp", "100", "104", "--hold", "108", "116", "--limit", "5")
+        self.assertEqual(r["flags"], "disturbance-unmeasured:hold")
+        self.assertEqual(r["outside_ramp_pct"], "0.0")
+        r = self.summary(s, "--ramp", "100", "104", "--hold", "106", "111.5", "--limit", "5")
+        self.assertNotIn("flags", r)       # 5.5 of 5.5 s covered
+        # a 1 s hold ending just before the last sample: covered, though its
+        # 2 s widening (for judging) reaches past the sampler's end
+        r = self.summary(s, "--ramp", "100", "100.1", "--hold", "110.5", "111.5", "--limit", "5")
+        self.assertNotIn("flags", r)
 
     def test_usage(self):
         self.assertEqual(run(DISTURB).returncode, 2)
