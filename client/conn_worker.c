@@ -447,6 +447,7 @@ int c1m_conn_worker(int index, void *ud)
     w.hb_period_ns = (uint64_t)(o->heartbeat * 1e9);
     w.t0 = c1m_now_ns();
     rc = run(&w);
+    C1M_STORE(w.st->open_at_stop, (uint64_t)w.open + 1);
     close_all(&w);
 out:
     C1M_STORE(w.st->exited, 1);

@@ -41,8 +41,11 @@ void c1m_summary_collect(struct c1m_summary *s, const struct c1m_shared *sh, int
     s->c.open = 0;
     for (int i = 0; i < n; i++) {
         const struct c1m_wstat *w = &sh->w[i];
-        if (C1M_LOAD(w->exited)) /* a worker that died took its connections with it */
-            s->c.open += C1M_LOAD(w->open);
+        /* connections open when the stop began; a worker that died before
+         * it got there took its connections with it (counted as 0) */
+        uint64_t at_stop = C1M_LOAD(w->open_at_stop);
+        if (at_stop)
+            s->c.open += at_stop - 1;
         for (int e = 0; e < C1M_NERRNO; e++)
             s->fail_errno[e] += C1M_LOAD(w->fail_errno[e]);
         c1m_hist_merge(&s->connect_us, &w->connect_us);
@@ -91,7 +94,7 @@ void c1m_report_text(FILE *f, const struct c1m_summary *s)
     if (c->established + c->failed < (uint64_t)s->target)
         fprintf(f, "  %-22s %llu\n", "not completed", (unsigned long long)missing);
     fprintf(f, "  %-22s %llu\n", "closed by peer", (unsigned long long)c->closed_by_peer);
-    fprintf(f, "  %-22s %llu\n", "open at end", (unsigned long long)c->open);
+    fprintf(f, "  %-22s %llu\n", "open at stop", (unsigned long long)c->open);
     if (s->heartbeat) {
         fprintf(f, "  %-22s sent %llu  pongs %llu  lost %llu\n", "heartbeat",
                 (unsigned long long)c->pings, (unsigned long long)c->pongs,

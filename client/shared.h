@@ -41,6 +41,9 @@ struct c1m_wstat {
     uint64_t ramp_done_ns;     /* offset from start_ns + 1; 0 = ramp not done */
     uint64_t last_est_ns;      /* offset of the last establishment; 0 = none */
     uint64_t exited;           /* 1 once the worker closed everything */
+    uint64_t open_at_stop;     /* open + 1 when the worker began to stop; 0 = it never got
+                                * there. Taken before closing: at 1M, closing 10k sockets
+                                * per worker can outlast the parent's SIGKILL grace */
     uint64_t fail_errno[C1M_NERRNO];
     /* read after the worker exited */
     struct c1m_hist connect_us;

@@ -24,7 +24,7 @@ RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
-       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT)
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
@@ -55,8 +55,10 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             sockets freed, CPUs idle); 0 = no gate. A run started after
                             the wait timed out is marked disturbed
   QUIET_CPU_PCT=10          quiet = the machine at most this % busy over ~2 s
-  DISTURB_PCT=5             a run whose outside CPU (processes not of the run) exceeds
-                            this % of the machine during the ramp or the hold is disturbed
+  DISTURB_PCT=5             a run whose outside CPU (processes not of the run, PID 1 apart)
+                            exceeds this % of the machine during the ramp or the hold is disturbed
+  INIT_PCT=25               the same for PID 1 alone (this machine kind's fd scanner: its load
+                            grows with the run's own fds, ~16% of the machine at 1M)
 USAGE
     exit "${1:-2}"
 }
@@ -89,10 +91,11 @@ read_settings() {
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
     MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
-    QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}
+    QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}; INIT_PCT=${INIT_PCT:-25}
     in_range "$QUIET_MAX" 0 86400 || bad "QUIET_MAX: expects whole seconds (0 = no gate): $QUIET_MAX"
     in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
     in_range "$DISTURB_PCT" 0 100 || bad "DISTURB_PCT: expects 0..100 (% of the machine): $DISTURB_PCT"
+    in_range "$INIT_PCT" 0 100 || bad "INIT_PCT: expects 0..100 (% of the machine): $INIT_PCT"
     is_pos "$REPEAT" || bad "REPEAT: expects a count >= 1: $REPEAT"
     is_uint "$HOLD" || bad "HOLD: expects whole seconds: $HOLD"
     [ "$HEARTBEAT" = auto ] || is_uint "$HEARTBEAT" || bad "HEARTBEAT: expects whole seconds or auto: $HEARTBEAT"
@@ -182,7 +185,7 @@ write_meta() {
         repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" \
         min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
-        quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" \
+        quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
         || say "warning: could not write meta.json"
 }
 
@@ -323,7 +326,7 @@ run_case() {
     mkdir -p "$dir" || die "cannot create $dir"
     local args=(--contender "$c" --conns "$n" --out "$dir" --hold "$HOLD" --heartbeat "$hb"
                 --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB"
-                --quiet-max "$QUIET_MAX" --quiet-cpu-pct "$QUIET_CPU_PCT" --disturb-pct "$DISTURB_PCT"
+                --quiet-max "$QUIET_MAX" --quiet-cpu-pct "$QUIET_CPU_PCT" --disturb-pct "$DISTURB_PCT" --init-pct "$INIT_PCT"
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS")
     [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
     if [ -n "$CLIENT_WORKER_CONNS" ]; then

@@ -27,7 +27,7 @@ usage() {
 usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S]
                   [--timeout S] [--port P] [--server-worker-conns N]
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
-                  [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P]
+                  [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
   NAME: c | pyext | asyncio-protocol | asyncio-streams | uvloop
   --log FILE: append this script's messages and progress to FILE (not stderr)
@@ -39,7 +39,7 @@ contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 port=9000
 swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
-quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 base_slab="" base_tcp=""
+quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=25 base_slab="" base_tcp=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -57,6 +57,7 @@ while [ $# -gt 0 ]; do
         --quiet-max) need_value "$@"; quiet_max=$2; shift 2 ;;
         --quiet-cpu-pct) need_value "$@"; quiet_cpu_pct=$2; shift 2 ;;
         --disturb-pct) need_value "$@"; disturb_pct=$2; shift 2 ;;
+        --init-pct) need_value "$@"; init_pct=$2; shift 2 ;;
         --baseline-slab-kib) need_value "$@"; base_slab=$2; shift 2 ;;
         --baseline-tcp-objs) need_value "$@"; base_tcp=$2; shift 2 ;;
         -h|--help) usage ;;
@@ -76,7 +77,7 @@ fi
     || { log "--contender: unknown contender '$contender' (known: ${C1M_CONTENDERS[*]})"; usage; }
 in_range "$port" 1 65535 || { log "--port: expects 1..65535: $port"; usage; }
 in_range "$timeout" 1 31536000 || { log "--timeout: expects whole seconds >= 1: $timeout"; usage; }
-for v in hold heartbeat min_avail quiet_max quiet_cpu_pct disturb_pct; do
+for v in hold heartbeat min_avail quiet_max quiet_cpu_pct disturb_pct init_pct; do
     in_range "${!v}" 0 31536000 || { log "--${v//_/-}: expects a whole number: ${!v}"; usage; }
 done
 for v in swc cwc; do
@@ -85,6 +86,7 @@ for v in swc cwc; do
 done
 [ "$quiet_cpu_pct" -le 100 ] || { log "--quiet-cpu-pct: expects 0..100 (% of the machine): $quiet_cpu_pct"; usage; }
 [ "$disturb_pct" -le 100 ] || { log "--disturb-pct: expects 0..100 (% of the machine): $disturb_pct"; usage; }
+[ "$init_pct" -le 100 ] || { log "--init-pct: expects 0..100 (% of the machine): $init_pct"; usage; }
 # bounded: the gate adds to them in bash arithmetic (no overflow wrapping a bound negative)
 [ -z "$base_slab" ] || in_range "$base_slab" 0 999999999999 || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
 [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
@@ -319,7 +321,7 @@ if [ -s "$out/disturb.jsonl" ]; then
     while IFS='=' read -r k v; do
         [ -n "$k" ] && R[$k]=$v
     done < <("$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" summary "$out/disturb.jsonl" \
-                 --ramp "$t0" "$t1" "${hold_win[@]}" --limit "$disturb_pct")
+                 --ramp "$t0" "$t1" "${hold_win[@]}" --limit "$disturb_pct" --init-limit "$init_pct")
 fi
 causes=()
 [ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")

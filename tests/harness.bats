@@ -12,7 +12,7 @@
 # beside another suite's benchmark namespace marks the run disturbed, whatever
 # its bound. tests/trust.bats tests the gate and the disturbance status.
 
-QUIET=(DISTURB_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
+QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 setup_file() {
     load helpers

@@ -155,7 +155,7 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(r["outside_cpu_pct"], "50.0")
         self.assertEqual(r["outside_top"], "sh[4242]=49.0")
         self.assertEqual(r["disturbed"], "1")
-        self.assertIn("50.0% during the hold", r["disturb_cause"])
+        self.assertIn("other than PID 1 49.0% during the hold", r["disturb_cause"])
         self.assertNotIn("during the ramp", r["disturb_cause"])
         self.assertIn("sh[4242]=49.0 process_api[1]=1.0", r["disturb_cause"])
         # over ramp and hold together (100-114: the gap 104-110 has no samples)
@@ -167,6 +167,25 @@ class DisturbSummaryTest(unittest.TestCase):
         r = self.summary(quiet + busy, "--ramp", "100", "104", "--hold", "110", "114", "--limit", "50")
         self.assertEqual(r["disturbed"], "0")
         self.assertNotIn("disturb_cause", r)
+
+    def test_pid1_judged_on_its_own_limit(self):
+        # PID 1 (the fd scanner) at 16% of the machine, everything else at 1%:
+        # under --init-limit 25 the run is not disturbed, and the figure is kept
+        s = [sample(100 + i, 101 + i, 200, 34, [("process_api[1]", 32), ("kworker/0:1[11]", 2)],
+                    init=32) for i in range(4)]
+        r = self.summary(s, "--ramp", "100", "104", "--limit", "5", "--init-limit", "25")
+        self.assertEqual(r["disturbed"], "0")
+        self.assertEqual(r["init_cpu_pct"], "16.0")
+        self.assertEqual(r["outside_cpu_pct"], "17.0")
+        # without --init-limit, PID 1 is never a cause; the rest still is
+        r = self.summary(s, "--ramp", "100", "104", "--limit", "0.5")
+        self.assertEqual(r["disturbed"], "1")
+        self.assertIn("other than PID 1 1.0% during the ramp", r["disturb_cause"])
+        # PID 1 above its own limit: disturbed, named as the cause
+        r = self.summary(s, "--ramp", "100", "104", "--limit", "5", "--init-limit", "10")
+        self.assertEqual(r["disturbed"], "1")
+        self.assertIn("PID 1 16.0% during the ramp (limit 10%)", r["disturb_cause"])
+        self.assertNotIn("other than PID 1", r["disturb_cause"])
 
     def test_half_covered_interval_counts_half_and_short_window_widened(self):
         s = [sample(0, 2, 400, 200, [("burn[9]", 200)]), sample(2, 4, 400, 0)]
