@@ -39,7 +39,7 @@ contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 port=9000
 swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
-quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=25 base_slab="" base_tcp=""
+quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
