@@ -667,6 +667,10 @@ class TestSignals(unittest.TestCase):
         # out of run_forever while it blocks in epoll_wait.
         code = """
             import os, signal, threading, time, c1m
+            # Python installs this handler only when SIGINT was not ignored at
+            # startup (a job started in the background by a script inherits
+            # SIG_IGN): install it so the test does not depend on how it was run
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             lp = c1m.Loop()
             lp.call_later(5, lambda: (print("watchdog"), lp.stop()))
             threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
