@@ -2,18 +2,17 @@
 # c1m-server: usage, protocol, multi-process counts, failure handling.
 # Runs in a fresh network namespace (skips without root).
 
+load helpers
+load_bats_libs
+
 setup_file() {
-    load helpers
     ns_setup
 }
 teardown_file() {
-    load helpers
     ns_teardown
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000

@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # C unit tests (tests/c/*.c, built by make into $C1M_BUILD/tests/): no network.
 
+load helpers
+load_bats_libs
+
 setup() {
-    load helpers
-    load_bats_libs
     LOOP_TEST=$C1M_BUILD/tests/loop_test
     [ -x "$LOOP_TEST" ] || fail "no $LOOP_TEST: make build"
 }

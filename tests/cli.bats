@@ -4,18 +4,17 @@
 # resolver's own errors; a port already in use is refused (c1m-server and
 # py_server). Runs in a fresh network namespace (skips without root).
 
+load helpers
+load_bats_libs
+
 setup_file() {
-    load helpers
     ns_setup
 }
 teardown_file() {
-    load helpers
     ns_teardown
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000
 }

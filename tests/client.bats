@@ -3,18 +3,17 @@
 # SIGTERM during an infinite hold, connections closed by the server.
 # Runs in a fresh network namespace (skips without root).
 
+load helpers
+load_bats_libs
+
 setup_file() {
-    load helpers
     ns_setup
 }
 teardown_file() {
-    load helpers
     ns_teardown
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PORT=9000

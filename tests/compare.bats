@@ -3,9 +3,10 @@
 # reference-100k (runs.csv only, 3 runs a cell) against itself. No sockets,
 # no root; `make plot` on a copy of that reference (never the committed one).
 
+load helpers
+load_bats_libs
+
 setup() {
-    load helpers
-    load_bats_libs
     cd "$C1M_ROOT"
 }
 

@@ -12,10 +12,12 @@
 # beside another suite's benchmark namespace marks the run disturbed, whatever
 # its bound. tests/trust.bats tests the gate and the disturbance status.
 
+load helpers
+load_bats_libs
+
 QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 setup_file() {
-    load helpers
     export RUN_DIR=$BATS_FILE_TMPDIR/run
     [ "$(id -u)" = 0 ] || return 0
     # Under SANITIZE=1 the extension is an ASan build that needs the runtime
@@ -30,8 +32,6 @@ setup_file() {
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     BENCH_PID=
 }
 

@@ -1,4 +1,5 @@
-# helpers.bash - shared setup for the bats suites.
+# helpers.bash - shared setup for the bats suites: each file loads it once, at its top
+# (`load helpers`, then `load_bats_libs`), so every hook and test sees it.
 # Binaries come from $C1M_BUILD (make test sets it: build/ or build-san/).
 C1M_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 C1M_BUILD=${C1M_BUILD:-$C1M_ROOT/build}

@@ -4,18 +4,17 @@
 # namespace's sockstat, and SIGTERM ends it cleanly.
 # Runs in a fresh network namespace (skips without root).
 
+load helpers
+load_bats_libs
+
 setup_file() {
-    load helpers
     ns_setup
 }
 teardown_file() {
-    load helpers
     ns_teardown
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json

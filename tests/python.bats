@@ -9,18 +9,17 @@
 # The suites use 127.0.0.1 ports 9200-9399: they run in a fresh network
 # namespace (skips without root).
 
+load helpers
+load_bats_libs
+
 setup_file() {
-    load helpers
     ns_setup
 }
 teardown_file() {
-    load helpers
     ns_teardown
 }
 
 setup() {
-    load helpers
-    load_bats_libs
     [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
     compgen -G "$C1M_BUILD/pyext/c1m*.so" >/dev/null || fail "no c1m extension in $C1M_BUILD/pyext (make pyext)"
     cd "$C1M_ROOT"

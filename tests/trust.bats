@@ -5,9 +5,10 @@
 # directly on a 2k tier (700 connections per server worker: 3 workers + 1 for
 # the remainder), each run in its own namespace as the harness makes it.
 
+load helpers
+load_bats_libs
+
 setup() {
-    load helpers
-    load_bats_libs
     RUN_PID='' BURN_PID='' PENDING_NS=''
     OUT=$BATS_TEST_TMPDIR/run
 }
