@@ -80,6 +80,22 @@ start_bench() {
     ip netns list | grep -q "^$RUN_NS\b" || fail "namespace $RUN_NS not there during the run"
 }
 
+# stop_bench_with NAME SIGNAL group|bench: start a 2k suite, hold it, send
+# SIGNAL to bench.sh's whole process group or to bench.sh alone, and expect
+# exit 130, nothing left and the run recorded as interrupted (in STOPPED_OUT).
+stop_bench_with() {
+    local name=$1 sig=$2 target=$3 before out=$BATS_TEST_TMPDIR/$1
+    before=$(host_sysctls)
+    start_bench "$out"
+    if [ "$target" = group ]; then kill "-$sig" -- "-$BENCH_PID"; else kill "-$sig" "$BENCH_PID"; fi
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
+    grep -q ",interrupted," "$out/runs.csv"
+    STOPPED_OUT=$out
+}
+
 # nothing_left OUT PGID RUN_PID HOST_SYSCTLS: the run's namespace, processes
 # (its process group, anything naming OUT), counters file and state directory
 # are gone, and the host's sysctls are what they were.
@@ -291,42 +307,18 @@ PY
 
 @test "SIGTERM to the process group (timeout, a CI cancel): exit 130, nothing left, the run recorded" {
     need_root
-    before=$(host_sysctls)
-    out=$BATS_TEST_TMPDIR/term
-    start_bench "$out"
-    kill -TERM -- "-$BENCH_PID"                  # every process of the group at once
-    rc=0; wait "$BENCH_PID" || rc=$?
-    pgid=$BENCH_PID BENCH_PID=
-    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
-    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
-    grep -q ",interrupted," "$out/runs.csv"
-    [ -s "$out"/runs/*/result.json ] || fail "run_one.sh wrote no result.json"
+    stop_bench_with term TERM group             # every process of the group at once
+    [ -s "$STOPPED_OUT"/runs/*/result.json ] || fail "run_one.sh wrote no result.json"
 }
 
 @test "SIGTERM to bench.sh alone: it stops the run (whose cleanup runs), exit 130, nothing left" {
     need_root
-    before=$(host_sysctls)
-    out=$BATS_TEST_TMPDIR/term-one
-    start_bench "$out"
-    kill -TERM "$BENCH_PID"
-    rc=0; wait "$BENCH_PID" || rc=$?
-    pgid=$BENCH_PID BENCH_PID=
-    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
-    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
-    grep -q ",interrupted," "$out/runs.csv"
+    stop_bench_with term-one TERM bench
 }
 
 @test "SIGHUP to the process group (a closed terminal): exit 130, nothing left" {
     need_root
-    before=$(host_sysctls)
-    out=$BATS_TEST_TMPDIR/hup
-    start_bench "$out"
-    kill -HUP -- "-$BENCH_PID"
-    rc=0; wait "$BENCH_PID" || rc=$?
-    pgid=$BENCH_PID BENCH_PID=
-    [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
-    nothing_left "$out" "$pgid" "$RUN_PID" "$before"
-    grep -q ",interrupted," "$out/runs.csv"
+    stop_bench_with hup HUP group
 }
 
 @test "kill -9 of run_one.sh: bench.sh sees it at once, removes what it left (a raised fs.file-max too), says so" {
