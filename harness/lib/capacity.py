@@ -1,0 +1,698 @@
+"""capacity.py - the capacity planner: seed 002's formula filled in with the
+per-connection costs a results directory measured.
+
+    total ~= N x (kernel + application per connection)
+             + stalled fraction x N x backlog per stalled connection
+             + fixed (idle server processes + what the machine itself uses)
+
+and the largest N whose total fits in a given memory, per contender.
+
+    harness/capacity RUN                          the default table (8/24/64/256 GiB x 0/1/10%)
+    harness/capacity RUN --mem 64G [--stall 0.01] the formula with the numbers filled in
+    harness/capacity --predict-guard RUN CONTENDER [--target-conns N | --min-available MIB] [--out DIR]
+    harness/capacity --check DIR                  predicted vs measured (a run stopped by the guard)
+(the last two: capacity_guard.py)
+
+Where each figure comes from (README.md "Capacity planning"):
+- per contender (and condition), the medians of the `ok` runs (cells.py) at its
+  largest tier with an `ok` run (or --tier): a small tier overstates the idle share.
+- kernel: kernel_bytes_per_conn (the socket slab caches; --kernel slab: the whole
+  Slab delta, which here includes a system process's proc inodes). It covers BOTH
+  ends of a loopback connection: a server whose peers are remote pays one socket,
+  half of it (--sockets 2 counts both, as on this machine).
+- application: user_bytes_per_conn (server RssAnon growth per connection).
+- fixed: the idle server processes: idle memory per process (server_pss_idle_kib
+  when the run has it, else server_rss_idle_kib, RssAnon, which counts forked
+  workers' shared pages once per worker) x processes, where processes = 1 + the
+  workers N needs at the run's connections per worker (--worker-conns); plus the
+  machine's own use (--reserve; default MemTotal - MemAvailable when the run
+  started, meta.json).
+- backlog per stalled connection: the stall scenario's measured runs.csv
+  columns (harness/README.md): stall_sendq_bytes_per_stalled +
+  stall_user_bytes_per_stalled for a server machine, stall_tcp_mem_bytes_per_stalled
+  + stall_user_bytes_per_stalled for this machine (both ends); without them
+  --stall-backlog BYTES, else the configured bound of the run's server (an upper
+  bound, not a measurement; see bound_backlog()).
+
+Exit: 0 done, 1 no data (no runs, no ok run for a contender asked for), 2 usage.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import statistics
+import sys
+
+import cells as cellmod
+import runstore
+from cells import label_of, num
+
+DEFAULT_MEMS_GIB = (8, 24, 64, 256)
+DEFAULT_STALLS = (0.0, 0.01, 0.10)
+# The servers' own defaults for --sndbuf and --max-pending (c1m-server and
+# py_server agree; tests/capacity.bats checks both --help texts still say so).
+SERVER_DEFAULT_SNDBUF = 4096
+SERVER_DEFAULT_MAX_PENDING = 4096
+GIB = 1 << 30
+MIB = 1 << 20
+UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+class Usage(Exception):
+    """A bad flag or argument: exit 2."""
+
+
+class NoData(Exception):
+    """Nothing to plan from: exit 1."""
+
+
+# ---------------------------------------------------------------- parsing
+SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([kKmMgGtT])(?:i?[bB])?\s*$")
+
+
+def parse_size(text, flag, unit_required=True):
+    """"64G", "64GiB", "512M", "1.5T" -> bytes (binary units). A plain number
+    is bytes only when unit_required is False. Usage names FLAG."""
+    t = str(text).strip()
+    m = SIZE_RE.match(t)
+    if m:
+        v = float(m.group(1)) * UNITS[m.group(2).lower()]
+    elif not unit_required and re.match(r"^[0-9]+$", t):
+        v = float(t)
+    else:
+        raise Usage("%s: expects a size with a unit (K, M, G or T, binary: 64G = 64 GiB), not %r"
+                    % (flag, text) if unit_required else
+                    "%s: expects bytes (a whole number, or with a unit K/M/G/T), not %r" % (flag, text))
+    if v <= 0 or v != v or v > (1 << 60):
+        raise Usage("%s: must be positive and at most 1024 PiB, not %r" % (flag, text))
+    return int(v)
+
+
+def parse_fraction(text, flag="--stall"):
+    """"0.01" or "1%" -> 0.01; outside [0, 1] is a usage error."""
+    t = str(text).strip()
+    pct = t.endswith("%")
+    try:
+        v = float(t[:-1] if pct else t)
+    except ValueError:
+        raise Usage("%s: expects a fraction 0..1 (0.01) or a percentage (1%%), not %r" % (flag, text))
+    if pct:
+        v /= 100.0
+    if not (0.0 <= v <= 1.0):      # also false for NaN
+        raise Usage("%s: must be within [0, 1] (0%%..100%%), not %r" % (flag, text))
+    return v
+
+
+def parse_count(text, flag, lo=1, hi=10 ** 9):
+    t = str(text).strip().lower()
+    mult = {"k": 1000, "m": 1000000}.get(t[-1:], 1)
+    body = t[:-1] if mult > 1 else t
+    if not re.match(r"^[0-9]+$", body) or not lo <= int(body) * mult <= hi:
+        raise Usage("%s: expects a whole number %d..%d (k/m suffixes allowed), not %r"
+                    % (flag, lo, hi, text))
+    return int(body) * mult
+
+
+# ---------------------------------------------------------------- formatting
+def fmt_n(n):
+    return "{:,}".format(int(n))
+
+
+def fmt_mem(b):
+    if b >= GIB and b % GIB == 0:
+        return "%d GiB" % (b // GIB)
+    if b >= GIB:
+        return "%.2f GiB" % (b / GIB)
+    return "%.1f MiB" % (b / MIB)
+
+
+def fmt_pct(f):
+    p = f * 100
+    return ("%g%%" % p) if p == int(p) else ("%.3g%%" % p)
+
+
+# ---------------------------------------------------------------- inputs
+def read_meta(run_dir):
+    try:
+        with open(os.path.join(run_dir, "meta.json")) as f:
+            m = json.load(f)
+        return m if isinstance(m, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def read_rows(run_dir):
+    if not os.path.isdir(run_dir):
+        raise NoData("%s is not a directory" % run_dir)
+    try:
+        rows = runstore.read_runs(run_dir)
+    except OSError:
+        raise NoData("%s holds no runs.jsonl or runs.csv" % run_dir)
+    except ValueError as e:
+        raise NoData(str(e))
+    rows = [r for r in rows if num(r.get("tier")) is not None]
+    if not rows:
+        raise NoData("%s holds no runs" % run_dir)
+    return rows
+
+
+def condition_of(r):
+    return str(r.get("condition") or "")
+
+
+def median_ok(cell, col):
+    """Median of COL over the cell's ok runs; None when none measured it."""
+    vals = [v for v in (num(r.get(col)) for r in cell.ok) if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+class Basis:
+    """One contender (in one condition) at the tier its figures come from."""
+
+    def __init__(self, cell, condition, run_dir, meta):
+        self.contender, self.condition, self.tier = cell.contender, condition, cell.tier
+        self.cell, self.run_dir, self.meta = cell, run_dir, meta
+        self.n_ok, self.n_runs = len(cell.ok), len(cell.runs)
+        self.med = {}
+
+    def get(self, col):
+        if col not in self.med:
+            self.med[col] = median_ok(self.cell, col)
+        return self.med[col]
+
+    @property
+    def name(self):
+        return self.contender + (" [%s]" % self.condition if self.condition else "")
+
+    def source(self):
+        return "%s, median of %d ok run%s" % (label_of(self.tier), self.n_ok, "" if self.n_ok == 1 else "s")
+
+    def first_ok(self, col):
+        """A text column of the first ok run that has it (server_cmd, run_dir)."""
+        for r in self.cell.ok:
+            v = r.get(col)
+            if v not in (None, ""):
+                return str(v)
+        return None
+
+
+def bases_of(run_dir, contenders=None, tier=None, condition=None):
+    """[Basis] per contender and condition, plus [note] for those left out.
+    contenders named explicitly must have an ok run (else NoData)."""
+    rows = read_rows(run_dir)
+    meta = read_meta(run_dir)
+    conds = []
+    for r in rows:
+        if condition_of(r) not in conds:
+            conds.append(condition_of(r))
+    if condition is not None:
+        if condition not in conds:
+            raise NoData("%s has no runs in condition %r (it has: %s)" % (
+                run_dir, condition, ", ".join(repr(c) for c in conds)))
+        conds = [condition]
+    out, notes = [], []
+    for cond in conds:
+        mine = [r for r in rows if condition_of(r) == cond]
+        cl = cellmod.cells(mine)
+        names = cellmod.contenders_of(mine)
+        for name in (contenders or names):
+            cand = [c for c in cl if c.contender == name and c.ok and (tier is None or c.tier == tier)]
+            label = name + (" [%s]" % cond if cond else "")
+            if not cand:
+                why = ("no ok run at %s" % label_of(tier)) if tier else "no ok run"
+                if name not in names:
+                    why = "no runs"
+                if contenders and (condition is not None or len(conds) == 1):
+                    raise NoData("%s: %s in %s" % (label, why, run_dir))
+                notes.append("%s: %s: not planned" % (label, why))
+                continue
+            b = Basis(max(cand, key=lambda c: c.tier), cond, run_dir, meta)
+            if b.get("kernel_bytes_per_conn") is None:
+                notes.append("%s: its ok runs have no kernel_bytes_per_conn: not planned" % label)
+                continue
+            out.append(b)
+    if not out:
+        raise NoData("%s: no contender with an ok run to plan from%s" % (
+            run_dir, (" (" + "; ".join(notes) + ")") if notes else ""))
+    return out, notes
+
+
+# ---------------------------------------------------------------- the stall term
+def server_flag(cmd, flag):
+    """The value of FLAG in a server command line ("--sndbuf 0" / "--sndbuf=0")."""
+    if not cmd:
+        return None
+    m = re.search(r"(?:^|\s)%s(?:=|\s+)([0-9]+)(?=\s|$)" % re.escape(flag), cmd)
+    return int(m.group(1)) if m else None
+
+
+def sysctl_of(basis, key):
+    """A namespace sysctl of the basis's runs: its first ok run's sysctl.txt,
+    else meta.json's sysctl_profile."""
+    rd = basis.first_ok("run_dir")
+    if rd:
+        try:
+            with open(os.path.join(basis.run_dir, rd, "sysctl.txt")) as f:
+                for line in f:
+                    k, sep, v = line.rstrip("\n").partition("=")
+                    if sep and k.strip() == key:
+                        return v.strip()
+        except OSError:
+            pass
+    prof = basis.meta.get("sysctl_profile") or {}
+    v = prof.get(key) if isinstance(prof, dict) else None
+    return str(v) if v is not None else None
+
+
+def buffer_max(basis, key):
+    v = sysctl_of(basis, key)
+    parts = v.split() if v else []
+    return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
+
+
+def bound_backlog(basis, sockets):
+    """(bytes, text): the most the run's configuration lets a stalled peer hold
+    before the server's slow cut: the server socket's send queue limit
+    (SO_SNDBUF doubled by the kernel, sk_sndbuf = 2 x --sndbuf; with --sndbuf 0
+    the kernel autotunes it up to tcp_wmem's max) plus --max-pending of
+    userspace; with both ends on this machine (sockets 2) also the client's
+    receive queue (it sets no SO_RCVBUF: up to tcp_rmem's max). Raises NoData
+    when a needed sysctl is unknown."""
+    cmd = basis.first_ok("server_cmd")
+    snd = basis.get("server_sndbuf")
+    snd_src = "the run's server_sndbuf"
+    if snd is None:
+        snd = server_flag(cmd, "--sndbuf")
+        snd_src = "--sndbuf in its server_cmd"
+    if snd is None:
+        snd, snd_src = SERVER_DEFAULT_SNDBUF, "the servers' default --sndbuf"
+    mp = basis.get("server_max_pending")
+    mp_src = "server_max_pending"
+    if mp is None:
+        mp = server_flag(cmd, "--max-pending")
+        mp_src = "--max-pending in server_cmd"
+    if mp is None:
+        mp, mp_src = SERVER_DEFAULT_MAX_PENDING, "the default --max-pending"
+    snd, mp = int(snd), int(mp)
+    if snd > 0:
+        kq, ktxt = 2 * snd, "2 x %d (%s; the kernel doubles SO_SNDBUF)" % (snd, snd_src)
+    else:
+        kq = buffer_max(basis, "net.ipv4.tcp_wmem")
+        if kq is None:
+            raise NoData("%s: --sndbuf 0 and the run's net.ipv4.tcp_wmem is unknown: "
+                         "pass --stall-backlog BYTES" % basis.name)
+        ktxt = "tcp_wmem max %d (--sndbuf 0: kernel autotuning)" % kq
+    total, text = kq + mp, "%s + %d (%s)" % (ktxt, mp, mp_src)
+    if sockets == 2:
+        rq = buffer_max(basis, "net.ipv4.tcp_rmem")
+        if rq is None:
+            raise NoData("%s: the run's net.ipv4.tcp_rmem is unknown: pass --stall-backlog BYTES"
+                         % basis.name)
+        total += rq
+        text += " + tcp_rmem max %d (the client's receive queue)" % rq
+    return total, ("configured bound, not a measurement: %s = %d B, the most a stalled peer "
+                   "holds before the slow cut" % (text, total))
+
+
+def stall_backlog(basis, sockets, given=None):
+    """(bytes per stalled connection, where it comes from)."""
+    if given is not None:
+        return given, "--stall-backlog %d B (given)" % given
+    user = basis.get("stall_user_bytes_per_stalled")
+    kcol = "stall_sendq_bytes_per_stalled" if sockets == 1 else "stall_tcp_mem_bytes_per_stalled"
+    kern = basis.get(kcol)
+    if kern is not None and user is not None:
+        return max(kern, 0) + max(user, 0), "measured: %s %.0f + stall_user_bytes_per_stalled %.0f" % (
+            kcol, kern, user)
+    b, txt = bound_backlog(basis, sockets)
+    return b, "no stall measurement in the run (no %s/stall_user_bytes_per_stalled): %s" % (kcol, txt)
+
+
+# ---------------------------------------------------------------- the model
+class Model:
+    """total(N) = N x (kernel + app + stall x backlog) + processes(N) x idle + reserve"""
+
+    def __init__(self, kernel_b, app_b, stall, backlog_b, idle_pp_b, conns_per_worker, reserve_b):
+        self.kernel_b, self.app_b = float(kernel_b), float(app_b)
+        self.stall, self.backlog_b = float(stall), float(backlog_b)
+        self.idle_pp_b, self.cpw = float(idle_pp_b), float(conns_per_worker)
+        self.reserve_b = float(reserve_b)
+
+    @property
+    def per_conn_b(self):
+        return self.kernel_b + self.app_b + self.stall * self.backlog_b
+
+    def processes(self, n):
+        return 1 + int(math.ceil(n / self.cpw)) if n > 0 else 1
+
+    def fixed_b(self, n):
+        return self.processes(n) * self.idle_pp_b + self.reserve_b
+
+    def total_b(self, n):
+        return n * self.per_conn_b + self.fixed_b(n)
+
+    def fit(self, mem_b):
+        """The largest N with total(N) <= mem_b (total grows with N)."""
+        if self.total_b(0) > mem_b:
+            return 0
+        lo, hi = 0, int(mem_b // self.per_conn_b) + 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.total_b(mid) <= mem_b:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def to_json(self):
+        return {"kernel_b": self.kernel_b, "app_b": self.app_b, "stall": self.stall,
+                "backlog_b": self.backlog_b, "idle_pp_b": self.idle_pp_b,
+                "conns_per_worker": self.cpw, "reserve_b": self.reserve_b}
+
+    @classmethod
+    def from_json(cls, d):
+        return cls(d["kernel_b"], d["app_b"], d["stall"], d["backlog_b"], d["idle_pp_b"],
+                   d["conns_per_worker"], d["reserve_b"])
+
+
+def idle_per_process(basis):
+    """(bytes of idle memory per server process, text)."""
+    workers = basis.get("server_workers")
+    procs = int(workers) + 1 if workers and workers > 0 else None
+    for col, what in (("server_pss_idle_kib", "PSS"),
+                      ("server_rss_idle_kib", "RssAnon; counts forked workers' shared pages once each")):
+        v = basis.get(col)
+        if v is not None and procs:
+            return v * 1024.0 / procs, "%s %.0f KiB / %d processes (%s)" % (col, v, procs, what), \
+                "%s: %s" % (col, what.split(";")[0])
+    return 0.0, "no server idle memory or worker count in the run: fixed cost 0", "not measured"
+
+
+def conns_per_worker(basis, given=None):
+    if given:
+        return float(given), "--worker-conns %d" % given
+    workers = basis.get("server_workers")
+    acc = basis.get("accepted") or basis.tier
+    if workers and workers > 0:
+        return acc / workers, "%s / %d workers in the run" % (fmt_n(acc), int(workers))
+    return float(acc), "one worker (the run recorded none)"
+
+
+def machine_reserve(meta, given=None):
+    if given is not None:
+        return given, "--reserve %s" % fmt_mem(given)
+    tot, avail = num(meta.get("mem_total_kib")), num(meta.get("mem_available_at_start_kib"))
+    if tot and avail is not None and tot >= avail:
+        b = (tot - avail) * 1024
+        return b, ("%s: MemTotal - MemAvailable when the run started (meta.json: what the machine "
+                   "used before the benchmark)" % fmt_mem(b))
+    return 0, "0 (meta.json has no MemTotal/MemAvailable: pass --reserve SIZE)"
+
+
+def kernel_per_conn(basis, sockets, kernel="sockets"):
+    col = "kernel_bytes_per_conn" if kernel == "sockets" else "slab_bytes_per_conn"
+    v = basis.get(col)
+    if v is None:
+        raise NoData("%s: no %s in its ok runs" % (basis.name, col))
+    v = max(v, 0.0)
+    if sockets == 1:
+        return v / 2, "%s %.0f / 2 (it covers both loopback ends; a server with remote peers pays one)" % (col, v)
+    return v, "%s %.0f (both ends, as on this machine)" % (col, v)
+
+
+def app_per_conn(basis):
+    v = basis.get("user_bytes_per_conn")
+    if v is None:
+        return 0.0, "user_bytes_per_conn not measured: 0"
+    if v < 0:
+        return 0.0, "user_bytes_per_conn %.0f (below 0: counted as 0)" % v
+    return v, "user_bytes_per_conn %.0f" % v
+
+
+class Plan:
+    """A basis turned into a Model for a server machine, with the words for each term."""
+
+    def __init__(self, basis, stall, opts):
+        self.basis = basis
+        self.kernel_b, self.kernel_txt = kernel_per_conn(basis, opts.sockets, opts.kernel)
+        self.app_b, self.app_txt = app_per_conn(basis)
+        if stall > 0:
+            self.backlog_b, self.backlog_txt = stall_backlog(basis, opts.sockets, opts.stall_backlog)
+        else:
+            self.backlog_b, self.backlog_txt = 0.0, "no stalled connections"
+        self.idle_b, self.idle_txt, self.idle_col = idle_per_process(basis)
+        self.cpw, self.cpw_txt = conns_per_worker(basis, opts.worker_conns)
+        self.reserve_b, self.reserve_txt = machine_reserve(basis.meta, opts.reserve)
+        self.model = Model(self.kernel_b, self.app_b, stall, self.backlog_b, self.idle_b,
+                           self.cpw, self.reserve_b)
+
+    def formula(self, mem_b):
+        m = self.model
+        n = m.fit(mem_b)
+        lines = ["%s (figures: %s)" % (self.basis.name, self.basis.source())]
+        lines.append("  total ~= N x (%.0f kernel + %.0f app) B + %s x N x %.0f B backlog "
+                     "+ %d processes x %.0f KiB idle + %s machine" % (
+                         m.kernel_b, m.app_b, fmt_pct(m.stall), m.backlog_b,
+                         m.processes(n), m.idle_pp_b / 1024, fmt_mem(m.reserve_b)))
+        lines.append("        = N x %.0f B + %s  <=  %s" % (m.per_conn_b, fmt_mem(m.fixed_b(n)), fmt_mem(mem_b)))
+        lines.append("  N = %s connections fit%s" % (
+            fmt_n(n), (" (%s of them stalled)" % fmt_n(round(n * m.stall))) if m.stall else ""))
+        lines.append("    kernel:  %s" % self.kernel_txt)
+        lines.append("    app:     %s" % self.app_txt)
+        lines.append("    backlog: %s" % self.backlog_txt)
+        lines.append("    fixed:   idle %s; processes 1 + N / %.0f connections per worker (%s); "
+                     "machine %s (above)" % (self.idle_txt, m.cpw, self.cpw_txt, fmt_mem(m.reserve_b)))
+        return n, lines
+
+
+def plans_for(run_dir, stalls, opts):
+    bases, notes = bases_of(run_dir, opts.contenders, opts.tier, opts.condition)
+    out = []
+    for b in bases:
+        out.append([Plan(b, s, opts) for s in stalls])
+    return out, notes
+
+
+class Opts:
+    """The planner's choices (argparse's namespace or the report's defaults)."""
+    contenders = None
+    tier = None
+    condition = None
+    sockets = 1
+    kernel = "sockets"
+    stall_backlog = None
+    worker_conns = None
+    reserve = None
+
+    def __init__(self, **kw):
+        for k, v in kw.items():
+            setattr(self, k, v)
+
+
+# ---------------------------------------------------------------- table
+def table_rows(plans, mems):
+    rows = []
+    for per_stall in plans:
+        for p in per_stall:
+            rows.append([p.basis.name, fmt_pct(p.model.stall)] + [fmt_n(p.model.fit(m)) for m in mems])
+    return rows
+
+
+def basis_lines(plans):
+    """Where the table's figures come from: one line per contender, then the
+    backlog per stalled connection (once when every contender shares it)."""
+    out = ["figures: medians of the ok runs at each contender's largest tier with one "
+           "(memory only: fds, ports and CPU are not in the formula)"]
+    backlogs = []
+    for per_stall in plans:
+        p = per_stall[0]
+        out.append("  %s: %s: kernel %.0f B + app %.0f B per connection; idle %.0f KiB x "
+                   "(1 + N / %.0f) server processes (%s)" % (
+                       p.basis.name, p.basis.source(), p.kernel_b, p.app_b, p.idle_b / 1024,
+                       p.cpw, p.idle_col))
+        stalled = [q for q in per_stall if q.model.stall > 0]
+        if stalled:
+            backlogs.append((p.basis.name, stalled[0].backlog_txt))
+    if backlogs and len({t for _, t in backlogs}) == 1:
+        out.append("backlog per stalled connection, every contender: %s" % backlogs[0][1])
+    elif backlogs:
+        out.append("backlog per stalled connection:")
+        out += ["  %s: %s" % nt for nt in backlogs]
+    return out
+
+
+def text_table(headers, rows):
+    w = [max(len(str(x)) for x in col) for col in zip(headers, *rows)]
+    out = ["  ".join("%*s" % (wi, h) if i > 1 else "%-*s" % (wi, h) for i, (h, wi) in enumerate(zip(headers, w)))]
+    out.append("  ".join("-" * wi for wi in w))
+    for r in rows:
+        out.append("  ".join("%*s" % (wi, x) if i > 1 else "%-*s" % (wi, x) for i, (x, wi) in enumerate(zip(r, w))))
+    return out
+
+
+def intro(run_dir, plans, opts):
+    p = plans[0][0]
+    where = ("a server whose peers are remote (one socket per connection)" if opts.sockets == 1
+             else "both ends of each connection on the machine (as in these loopback runs)")
+    return ["capacity: %s: connections that fit (seed 002's formula; README.md "
+            "\"Capacity planning\")" % run_dir,
+            "model: %s; machine reserve %s" % (where, p.reserve_txt)]
+
+
+def cmd_table(run_dir, mems, stalls, opts):
+    plans, notes = plans_for(run_dir, stalls, opts)
+    lines = intro(run_dir, plans, opts)
+    lines += [""] + text_table(["contender", "stalled"] + [fmt_mem(m) for m in mems],
+                               table_rows(plans, mems))
+    lines += [""] + basis_lines(plans) + notes
+    print("\n".join(lines))
+
+
+def cmd_formula(run_dir, mem, stall, opts):
+    plans, notes = plans_for(run_dir, [stall], opts)
+    lines = intro(run_dir, plans, opts) + [""]
+    for per_stall in plans:
+        n, fl = per_stall[0].formula(mem)
+        lines += fl + [""]
+    print("\n".join(lines + notes).rstrip())
+
+
+def report_section(run_dir, rows=None, meta=None):
+    """report.md's "Capacity" section: the default table (never raises)."""
+    mems = [g * GIB for g in DEFAULT_MEMS_GIB]
+    head = "## Capacity: connections that fit (seed 002's formula, `make capacity`)\n"
+    try:
+        plans, notes = plans_for(run_dir, DEFAULT_STALLS, Opts())
+    except (NoData, Usage, OSError, ValueError) as e:
+        return head + "\nNot computed: %s\n" % e
+    from results import md_table   # lazy: results.py imports this module lazily too
+    body = md_table(["contender", "stalled"] + [fmt_mem(m) for m in mems], table_rows(plans, mems))
+    lines = ["", "total ~= N x (kernel + app per connection) + stalled x N x backlog per stalled "
+             "connection + fixed (idle server processes + the machine's own use), for a server "
+             "whose peers are remote; the machine's own use: %s." % plans[0][0].reserve_txt,
+             "", body, ""]
+    lines += [("  - " + x.strip()) if x.startswith("  ") else ("- " + x)
+              for x in basis_lines(plans) + notes]
+    lines.append("- `make capacity RUN=<this directory> MEM=64G STALL=0.01` prints the formula with "
+                 "the numbers filled in; README.md \"Capacity planning\" says what each term "
+                 "assumes.\n")
+    return head + "\n".join(lines)
+
+
+# ---------------------------------------------------------------- command line
+def parser():
+    p = argparse.ArgumentParser(
+        prog="capacity", description="Connections that fit in a memory, per contender, from a "
+        "results directory's measured costs (seed 002's formula).",
+        epilog="Modes: RUN (the default table), RUN --mem SIZE [--stall F] (the formula), "
+        "--predict-guard RUN CONTENDER, --check DIR. Exit 0 done, 1 no data, 2 usage.")
+    p.add_argument("run", metavar="RUN", help="a results directory (runs.jsonl or runs.csv)")
+    p.add_argument("contender", metavar="CONTENDER", nargs="?", help="with --predict-guard")
+    p.add_argument("--mem", metavar="SIZE", help="memory of the machine to plan for: 64G, 512M (binary units)")
+    p.add_argument("--stall", metavar="F", help="fraction of connections whose peer stops reading: 0.01 or 1%%")
+    p.add_argument("--contenders", metavar="LIST", help="comma list (default: every contender in RUN)")
+    p.add_argument("--tier", metavar="N", help="use the figures of this tier (default: each contender's "
+                   "largest tier with an ok run)")
+    p.add_argument("--condition", metavar="C", help="only runs of this condition (default: each one)")
+    p.add_argument("--sockets", metavar="1|2", default="1", help="sockets per connection on the machine: "
+                   "1 = peers remote (default), 2 = both ends local, as in the loopback runs")
+    p.add_argument("--kernel", metavar="sockets|slab", default="sockets",
+                   help="kernel figure: the socket slab caches (default) or the whole Slab delta")
+    p.add_argument("--stall-backlog", metavar="BYTES", help="bytes a stalled connection holds, when the "
+                   "run did not measure it (default: the run's configured bound)")
+    p.add_argument("--reserve", metavar="SIZE", help="memory the machine itself needs (default: MemTotal "
+                   "- MemAvailable when the run started, from meta.json)")
+    p.add_argument("--worker-conns", metavar="N", help="connections per server worker process "
+                   "(default: as in the run, set there by the fd limit)")
+    p.add_argument("--predict-guard", action="store_true", help="predict where this machine's "
+                   "MemAvailable guard stops CONTENDER (reads /proc/meminfo now)")
+    p.add_argument("--min-available", metavar="MIB", help="with --predict-guard: the guard floor (default 1024)")
+    p.add_argument("--target-conns", metavar="N", help="with --predict-guard: pick the floor so the guard "
+                   "trips at about N connections")
+    p.add_argument("--out", metavar="DIR", help="with --predict-guard: save the prediction in DIR "
+                   "(the OUT of the validation run)")
+    p.add_argument("--check", action="store_true", help="RUN is a validation run: predicted vs measured")
+    return p
+
+
+def parse(argv):
+    p = parser()
+    try:
+        a = p.parse_args(argv)
+    except SystemExit as e:
+        if e.code == 0:
+            raise
+        raise Usage(None)
+    o = Opts()
+    if a.sockets not in ("1", "2"):
+        raise Usage("--sockets: expects 1 or 2, not %r" % a.sockets)
+    o.sockets = int(a.sockets)
+    if a.kernel not in ("sockets", "slab"):
+        raise Usage("--kernel: expects sockets or slab, not %r" % a.kernel)
+    o.kernel = a.kernel
+    if a.contenders is not None:
+        o.contenders = [c for c in a.contenders.split(",") if c]
+        if not o.contenders:
+            raise Usage("--contenders: expects a comma list of contender names")
+    o.tier = parse_count(a.tier, "--tier") if a.tier is not None else None
+    o.condition = a.condition
+    o.stall_backlog = (parse_size(a.stall_backlog, "--stall-backlog", unit_required=False)
+                       if a.stall_backlog is not None else None)
+    o.reserve = None
+    if a.reserve is not None:
+        o.reserve = 0 if a.reserve.strip() == "0" else parse_size(a.reserve, "--reserve")
+    o.worker_conns = parse_count(a.worker_conns, "--worker-conns") if a.worker_conns is not None else None
+    mem = parse_size(a.mem, "--mem") if a.mem is not None else None
+    stall = parse_fraction(a.stall) if a.stall is not None else None
+    if a.predict_guard and a.check:
+        raise Usage("--predict-guard and --check: one mode at a time")
+    if not a.predict_guard:
+        for k in ("contender", "min_available", "target_conns", "out"):
+            if getattr(a, k) is not None:
+                raise Usage("%s: only with --predict-guard" % (
+                    "CONTENDER" if k == "contender" else "--" + k.replace("_", "-")))
+    if a.predict_guard:
+        if not a.contender:
+            raise Usage("--predict-guard: needs RUN and CONTENDER")
+        if a.mem is not None:
+            raise Usage("--mem: not with --predict-guard (it reads MemAvailable now)")
+        if a.min_available is not None and a.target_conns is not None:
+            raise Usage("--min-available and --target-conns: give one")
+    return a, o, mem, stall
+
+
+def main(argv):
+    try:
+        a, o, mem, stall = parse(argv)
+        if a.check:
+            import capacity_guard
+            capacity_guard.cmd_check(a.run)
+        elif a.predict_guard:
+            import capacity_guard
+            floor = parse_count(a.min_available, "--min-available", 0, 1 << 30) \
+                if a.min_available is not None else None
+            target = parse_count(a.target_conns, "--target-conns") if a.target_conns is not None else None
+            capacity_guard.cmd_predict(a.run, a.contender, stall or 0.0, o, target, floor, a.out)
+        elif mem is not None:
+            cmd_formula(a.run, mem, stall or 0.0, o)
+        else:
+            cmd_table(a.run, [g * GIB for g in DEFAULT_MEMS_GIB],
+                      [stall] if stall is not None else list(DEFAULT_STALLS), o)
+    except Usage as e:
+        if e.args and e.args[0]:
+            print("capacity: %s" % e.args[0], file=sys.stderr)
+            print("usage: harness/capacity RUN [--mem SIZE] [--stall F] [options]; --help lists them",
+                  file=sys.stderr)
+        return 2
+    except NoData as e:
+        print("capacity: %s" % e, file=sys.stderr)
+        return 1
+    except OSError as e:
+        print("capacity: %s" % e, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

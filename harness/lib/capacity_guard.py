@@ -1,0 +1,204 @@
+"""capacity_guard.py - the planner's check against this machine: where its
+MemAvailable guard (bench.sh MIN_AVAILABLE_MIB, run_one.sh's ramp stop and the
+client's --min-available) will stop a contender, and predicted vs measured
+once a run has been stopped there.
+
+    harness/capacity --predict-guard RUN CONTENDER [--target-conns N | --min-available MIB] [--out DIR]
+    harness/capacity --check DIR
+
+The prediction uses the same Model as the planner (capacity.py), for this
+machine: both ends of each loopback connection, no reserve (MemAvailable already
+leaves out what the machine uses), and only the unreclaimable part of the socket
+slab: MemAvailable counts reclaimable slab (sock_inode_cache, dentry) as
+available even while the sockets are open, so the guard never sees it fall.
+Not counted: the client's own userspace (runs.csv does not measure it).
+--out DIR saves the prediction (DIR/capacity-prediction.json) where the
+validation run will write its results (OUT=DIR; bench.sh accepts a directory
+without a runs.csv); --check DIR compares it with the runs there.
+"""
+import json
+import math
+import os
+
+import cells as cellmod
+import runstore
+from capacity import (Model, NoData, app_per_conn, bases_of, conns_per_worker, fmt_n, fmt_pct,
+                      idle_per_process, kernel_per_conn, read_meta, read_rows, stall_backlog)
+from cells import label_of, num
+
+SLAB_SYS = "/sys/kernel/slab"
+# The socket slab caches kernel_bytes_per_conn sums (harness/lib/probe.sh slab_kib):
+# one object of each per socket (MACHINE.md "Kernel cost of one idle socket").
+SOCKET_CACHES = ("TCP", "sock_inode_cache", "filp", "dentry", "eventpoll_epi", "eventpoll_pwq")
+PREDICTION_FILE = "capacity-prediction.json"
+CHECK_TOLERANCE = 0.10
+# The validation run's client connect rate (connections/s): the client checks
+# MemAvailable on a 100 ms tick, so it opens at most RATE/10 past the floor.
+GUARD_RATE = 5000
+MIB = 1 << 20
+
+
+def slab_split(sys_dir=SLAB_SYS):
+    """(unreclaimable fraction of one socket's slab objects, text) from this
+    kernel's per-object sizes and reclaim flags. MemAvailable counts
+    reclaimable slab (SReclaimable: sock_inode_cache, dentry) as available, even
+    for sockets held open, so the guard sees only the rest fall."""
+    tot = unrec = 0
+    parts = []
+    for c in SOCKET_CACHES:
+        try:
+            with open(os.path.join(sys_dir, c, "slab_size")) as f:
+                size = int(f.read().split()[0])
+            with open(os.path.join(sys_dir, c, "reclaim_account")) as f:
+                rec = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 1.0, ("%s/%s unreadable: the whole kernel figure counted (MemAvailable would "
+                         "not see the reclaimable part fall)" % (sys_dir, c))
+        tot += size
+        if not rec:
+            unrec += size
+        parts.append("%s %d%s" % (c, size, " reclaimable" if rec else ""))
+    return unrec / tot, "unreclaimable %d of %d B per socket (%s; %s)" % (unrec, tot, ", ".join(parts), sys_dir)
+
+
+def mem_available_kib(path="/proc/meminfo"):
+    with open(path) as f:
+        for line in f:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1])
+    raise NoData("%s has no MemAvailable" % path)
+
+
+def guard_model(basis, stall, opts, frac):
+    """This machine: both ends, the kernel's unreclaimable share, no reserve
+    (MemAvailable already excludes what the machine uses)."""
+    kern, ktxt = kernel_per_conn(basis, 2, opts.kernel)
+    app, atxt = app_per_conn(basis)
+    if stall > 0:
+        backlog, btxt = stall_backlog(basis, 2, opts.stall_backlog)
+    else:
+        backlog, btxt = 0.0, "no stalled connections"
+    idle, itxt, _ = idle_per_process(basis)
+    cpw, ctxt = conns_per_worker(basis, opts.worker_conns)
+    m = Model(kern * frac, app, stall, backlog, idle, cpw, 0)
+    words = {"kernel": "%s x %.3f" % (ktxt, frac), "app": atxt, "backlog": btxt,
+             "idle": itxt, "workers": ctxt}
+    return m, words
+
+
+def guard_trip(model, avail_kib, floor_mib):
+    """Connections open when MemAvailable (avail_kib before the server started)
+    falls under floor_mib: the largest N whose cost leaves floor_mib."""
+    budget = avail_kib * 1024.0 - floor_mib * MIB
+    return model.fit(budget) if budget > 0 else 0
+
+
+def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_dir=None,
+                meminfo="/proc/meminfo", sys_dir=SLAB_SYS):
+    opts.contenders = [contender]
+    bases, _ = bases_of(run_dir, [contender], opts.tier, opts.condition)
+    b = bases[0]
+    frac, ftxt = slab_split(sys_dir)
+    m, words = guard_model(b, stall, opts, frac)
+    avail = mem_available_kib(meminfo)
+    if floor is None:
+        if target is None:
+            floor = 1024
+        else:
+            floor = int((avail * 1024.0 - m.total_b(target)) // MIB)
+            if floor < 1:
+                raise NoData("%s at %s connections needs more than MemAvailable (%d MiB) now"
+                             % (contender, fmt_n(target), avail // 1024))
+    n = guard_trip(m, avail, floor)
+    lines = ["predict-guard: %s from %s (figures: %s)" % (b.name, run_dir, b.source()),
+             "  MemAvailable now %d MiB, guard floor MIN_AVAILABLE_MIB=%d: the guard trips after "
+             "%s MiB" % (avail // 1024, floor, fmt_n(avail // 1024 - floor)),
+             "  cost on this machine ~= N x (%.0f kernel + %.0f app) B + %s x N x %.0f B backlog "
+             "+ processes(N) x %.0f KiB idle" % (m.kernel_b, m.app_b, fmt_pct(stall), m.backlog_b,
+                                                   m.idle_pp_b / 1024),
+             "  kernel: %s, %s" % (words["kernel"], ftxt),
+             "  app: %s; backlog: %s; idle: %s; processes: 1 + N / %.0f (%s)" % (
+                 words["app"], words["backlog"], words["idle"], m.cpw, words["workers"]),
+             "  not counted: the client's own userspace (runs.csv does not measure it) and "
+             "whatever else the machine does meanwhile",
+             "  predicted: the guard stops %s at %s connections" % (b.name, fmt_n(n))]
+    tier = max(1000, int(math.ceil(n * 1.5 / 1000.0)) * 1000)
+    out = out_dir or "results/capval-%s" % contender
+    knobs = "SCENARIO=stall (its stall knob: harness/lib/scenarios/stall.sh) " if stall > 0 else ""
+    lines.append("  run it (root; the tier is 1.5x the prediction; MEM_GUARD_MIB only lets bench.sh's "
+                 "pre-run estimate pass, the in-run stop reads the real MemAvailable; RATE paces the "
+                 "client, which checks MemAvailable every 100 ms: at most ~%d connections past the "
+                 "floor):" % (GUARD_RATE // 10))
+    lines.append("    sudo make bench %sTIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
+                 "RATE=%d HOLD=1 TIMEOUT=300 QUIET_MAX=120 OUT=%s" % (
+                     knobs, label_of(tier), contender, floor, GUARD_RATE, out))
+    lines.append("    harness/capacity --check %s" % out)
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        rec = {"reference": os.path.abspath(run_dir), "contender": contender,
+               "condition": b.condition, "basis_tier": b.tier, "stall": stall,
+               "mem_available_kib": avail, "min_available_mib": floor, "predicted": n,
+               "model": m.to_json(), "words": words, "slab": ftxt}
+        path = os.path.join(out_dir, PREDICTION_FILE)
+        with open(path + ".tmp", "w") as f:
+            json.dump(rec, f, indent=1, sort_keys=True)
+            f.write("\n")
+        os.replace(path + ".tmp", path)
+        lines.append("  prediction saved: %s" % path)
+    print("\n".join(lines))
+    return n
+
+
+def guard_stopped(r):
+    """A run the MemAvailable floor stopped: status oom-guard, or its client
+    stopped opening at --min-available (run_one.sh then may see MemAvailable
+    back above the floor and record a timeout)."""
+    if cellmod.status_of(r) == "oom-guard":
+        return True
+    c = r.get("client")
+    if isinstance(c, str):
+        try:
+            c = json.loads(c)
+        except ValueError:
+            c = None
+    return isinstance(c, dict) and c.get("stopped_reason") == "min-available"
+
+
+def cmd_check(out_dir):
+    path = os.path.join(out_dir, PREDICTION_FILE)
+    try:
+        with open(path) as f:
+            pred = json.load(f)
+        model = Model.from_json(pred["model"])
+        contender, p_now = pred["contender"], int(pred["predicted"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise NoData("%s: no usable prediction (%s): run harness/capacity --predict-guard REF "
+                     "CONTENDER --out %s first" % (out_dir, e, out_dir))
+    rows = read_rows(out_dir)
+    meta = read_meta(out_dir)
+    runs = [r for r in rows if r.get("contender") == contender and guard_stopped(r)]
+    if not runs:
+        seen = ", ".join("%s %s: %s" % (r.get("contender"), label_of(r["tier"]), cellmod.status_of(r))
+                         for r in rows)
+        raise NoData("%s: no %s run was stopped by the MemAvailable guard (%s)" % (out_dir, contender, seen))
+    avail0 = num(meta.get("mem_available_at_start_kib"))
+    lines = ["check: %s (prediction from %s, figures at %s)" % (
+        out_dir, pred.get("reference"), label_of(pred.get("basis_tier") or 0))]
+    for r in runs:
+        floor = num(r.get("min_available_mib")) or num((meta.get("settings") or {}).get("min_available_mib")) \
+            or pred["min_available_mib"]
+        measured = num(r.get("accepted")) or 0
+        p_start = guard_trip(model, avail0, floor) if avail0 else None
+        p = p_start if p_start is not None else p_now
+        err = (measured - p) / p if p else float("inf")
+        lines.append("  %s %s repeat %s (%s): measured %s connections when the guard stopped it "
+                     "(MIN_AVAILABLE_MIB %d)" % (contender, label_of(r["tier"]), runstore.cell(r.get("repeat")),
+                                                cellmod.status_of(r), fmt_n(measured), floor))
+        lines.append("    predicted %s at --predict-guard (MemAvailable %d MiB)%s" % (
+            fmt_n(p_now), int(pred["mem_available_kib"]) // 1024,
+            ("; %s with MemAvailable %d MiB when the bench started (meta.json)" % (
+                fmt_n(p_start), int(avail0) // 1024)) if p_start is not None else ""))
+        lines.append("    measured/predicted %.3f (%+.1f%%): %s 10%%" % (
+            measured / p if p else float("inf"), err * 100,
+            "within" if abs(err) <= CHECK_TOLERANCE else "NOT within"))
+    print("\n".join(lines))

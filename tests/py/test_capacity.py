@@ -1,0 +1,336 @@
+"""tests/py/test_capacity.py - the capacity planner (harness/lib/capacity.py):
+seed 002's formula against values computed by hand from a small fixture
+results directory, which runs count, where the stall term comes from, the
+MemAvailable guard prediction and its check, and bad input.
+Stdlib only; no sockets, no timing.
+
+    python3 -m unittest tests.py.test_capacity
+"""
+import contextlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+
+import capacity  # noqa: E402
+import capacity_guard  # noqa: E402
+import runstore  # noqa: E402
+
+GIB, MIB = 1 << 30, 1 << 20
+
+
+def run_main(*args):
+    """capacity ARGS in-process: (exit status, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = capacity.main(list(args))
+        except SystemExit as e:      # --help
+            rc = e.code
+    return rc, out.getvalue(), err.getvalue()
+
+
+class Fixture(unittest.TestCase):
+    """A results directory holding:
+    c at 2k: three ok runs (kernel 8000/8200/8400 -> median 8200, user 100/300/200
+      -> median 200, idle RssAnon 3072 KiB over 2 workers + the parent), one
+      disturbed run with absurd figures (must not count);
+    c at 1k: one ok run with other figures (a smaller tier: must not be used);
+    pyext at 2k: only a crashed run (no ok run).
+    meta.json: MemTotal 1 GiB, MemAvailable at start 896 MiB (reserve 128 MiB)."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="c1m-test-capacity-")
+        self.addCleanup(shutil.rmtree, self.dir, True)
+        self.run = os.path.join(self.dir, "run")
+        os.makedirs(self.run)
+        for rep, (k, u) in enumerate(((8000, 100), (8200, 300), (8400, 200)), 1):
+            self.add(tier=2000, repeat=rep, kernel_bytes_per_conn=k, user_bytes_per_conn=u)
+        self.add(tier=2000, repeat=4, status="disturbed", kernel_bytes_per_conn=99999,
+                 user_bytes_per_conn=99999)
+        self.add(tier=1000, repeat=1, kernel_bytes_per_conn=20000, user_bytes_per_conn=5000,
+                 server_workers=1, accepted=1000)
+        self.add(contender="pyext", tier=2000, repeat=1, status="crashed", accepted=12)
+        self.meta({"mem_total_kib": 1048576, "mem_available_at_start_kib": 917504,
+                   "sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304",
+                                      "net.ipv4.tcp_rmem": "4096 131072 6291456"}})
+
+    def add(self, d=None, contender="c", tier=2000, repeat=1, status="ok", **kw):
+        rec = {"contender": contender, "tier": tier, "repeat": repeat, "status": status,
+               "accepted": tier, "server_workers": 2, "server_rss_idle_kib": 3072,
+               "slab_bytes_per_conn": 10000,
+               "server_cmd": "/x/c1m-server --host 0.0.0.0 --port 9000 --quiet"}
+        rec.update(kw)
+        runstore.append_record(d or self.run, rec)
+
+    def meta(self, m, d=None):
+        with open(os.path.join(d or self.run, "meta.json"), "w") as f:
+            json.dump(m, f)
+
+    def plan(self, stall=0.0, **kw):
+        bases, notes = capacity.bases_of(self.run, ["c"])
+        return capacity.Plan(bases[0], stall, capacity.Opts(**kw))
+
+
+class TestFormula(Fixture):
+    def test_basis_is_the_largest_tier_medians_of_ok_runs(self):
+        bases, notes = capacity.bases_of(self.run)
+        self.assertEqual([b.name for b in bases], ["c"])
+        b = bases[0]
+        self.assertEqual((b.tier, b.n_ok, b.n_runs), (2000, 3, 4))
+        self.assertEqual(b.get("kernel_bytes_per_conn"), 8200)   # not 99999, not 20000
+        self.assertEqual(b.get("user_bytes_per_conn"), 200)
+        self.assertEqual(notes, ["pyext: no ok run: not planned"])
+
+    def test_terms_by_hand(self):
+        p = self.plan()
+        self.assertEqual(p.kernel_b, 4100)          # 8200 covers both loopback ends: one socket
+        self.assertEqual(p.app_b, 200)
+        self.assertEqual(p.idle_b, 1048576)         # 3072 KiB / (2 workers + parent)
+        self.assertEqual(p.cpw, 1000)               # 2000 connections / 2 workers
+        self.assertEqual(p.reserve_b, 128 * MIB)    # (1048576 - 917504) KiB
+        self.assertEqual(p.model.processes(1000), 2)
+        self.assertEqual(p.model.processes(1001), 3)
+        # 10,000 connections: 10,000 x 4300 + (1 + 10) x 1 MiB + 128 MiB
+        self.assertEqual(p.model.total_b(10000), 43000000 + 11 * MIB + 128 * MIB)
+
+    def test_connections_that_fit_by_hand(self):
+        # 1 GiB: N x 4300 + (1 + ceil(N/1000)) MiB <= 1 GiB - 128 MiB = 939,524,096.
+        # N = 175,331: 753,923,300 + 177 MiB (185,597,952) = 939,521,252 fits;
+        # N = 175,332 adds 4,300: 939,525,552 does not.
+        m = self.plan().model
+        self.assertEqual(m.fit(GIB), 175331)
+        self.assertLessEqual(m.total_b(175331), GIB)
+        self.assertGreater(m.total_b(175332), GIB)
+
+    def test_stall_term_by_hand(self):
+        # 10% stalled at 10,000 B each: 1,000 B more per connection, 5,300 in all.
+        # N = 148,000: 784,400,000 + (1 + 148) MiB (156,237,824) = 940,637,824 is over
+        # 939,524,096 by 1,113,728 = 210.1 x 5,300: N = 148,000 - 211 = 147,789
+        # (still 149 processes): 783,281,700 + 156,237,824 = 939,519,524 fits;
+        # 147,790 adds 5,300: 939,524,824 does not.
+        m = self.plan(0.1, stall_backlog=10000).model
+        self.assertEqual(m.per_conn_b, 5300)
+        self.assertEqual(m.fit(GIB), 147789)
+
+    def test_nothing_fits_below_the_fixed_cost(self):
+        m = self.plan().model
+        self.assertEqual(m.fit(100 * MIB), 0)      # the 128 MiB reserve alone is more
+
+    def test_sockets_2_and_slab(self):
+        self.assertEqual(self.plan(sockets=2).kernel_b, 8200)
+        self.assertEqual(self.plan(kernel="slab").kernel_b, 5000)   # 10000 / 2
+
+    def test_reserve_flag_and_missing_meta(self):
+        self.assertEqual(self.plan(reserve=0).reserve_b, 0)
+        os.remove(os.path.join(self.run, "meta.json"))
+        p = self.plan()
+        self.assertEqual(p.reserve_b, 0)
+        self.assertIn("pass --reserve", p.reserve_txt)
+
+    def test_pss_idle_preferred_when_recorded(self):
+        d = os.path.join(self.dir, "pss")
+        os.makedirs(d)
+        self.add(d, server_pss_idle_kib=1536, kernel_bytes_per_conn=8000, user_bytes_per_conn=0)
+        b = capacity.bases_of(d)[0][0]
+        self.assertEqual(capacity.idle_per_process(b)[0], 512 * 1024)   # 1536 KiB / 3
+
+    def test_negative_user_counts_as_zero(self):
+        d = os.path.join(self.dir, "neg")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=-40)
+        b = capacity.bases_of(d)[0][0]
+        self.assertEqual(capacity.app_per_conn(b)[0], 0)
+
+
+class TestStallBacklog(Fixture):
+    def basis(self, d=None):
+        return capacity.bases_of(d or self.run, ["c"])[0][0]
+
+    def test_no_measurement_uses_the_configured_bound(self):
+        b, txt = capacity.stall_backlog(self.basis(), 1)
+        self.assertEqual(b, 2 * 4096 + 4096)
+        self.assertIn("no stall measurement", txt)
+        self.assertIn("not a measurement", txt)
+        # both ends on this machine: plus the client's receive queue (tcp_rmem max)
+        self.assertEqual(capacity.stall_backlog(self.basis(), 2)[0], 12288 + 6291456)
+
+    def test_bound_with_sndbuf_0_is_tcp_wmem_max(self):
+        d = os.path.join(self.dir, "snd0")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
+                 server_cmd="/x/c1m-server --sndbuf 0 --max-pending=65536")
+        self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
+        self.assertEqual(capacity.stall_backlog(self.basis(d), 1)[0], 4194304 + 65536)
+        # unknown tcp_wmem: no figure is made up
+        self.meta({}, d)
+        with self.assertRaises(capacity.NoData):
+            capacity.stall_backlog(self.basis(d), 1)
+
+    def test_measured_columns_win(self):
+        d = os.path.join(self.dir, "stall")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
+                 stall_sendq_bytes_per_stalled=50000, stall_tcp_mem_bytes_per_stalled=90000,
+                 stall_user_bytes_per_stalled=2000)
+        b, txt = capacity.stall_backlog(self.basis(d), 1)
+        self.assertEqual(b, 52000)
+        self.assertIn("measured", txt)
+        self.assertEqual(capacity.stall_backlog(self.basis(d), 2)[0], 92000)
+        self.assertEqual(capacity.stall_backlog(self.basis(d), 1, given=7)[0], 7)
+
+
+class TestGuard(Fixture):
+    def fake_sys(self):
+        d = os.path.join(self.dir, "slab")
+        for name, size, rec in (("TCP", 2400, 0), ("sock_inode_cache", 800, 1), ("filp", 200, 0),
+                                ("dentry", 200, 1), ("eventpoll_epi", 300, 0), ("eventpoll_pwq", 100, 0)):
+            os.makedirs(os.path.join(d, name))
+            for f, v in (("slab_size", size), ("reclaim_account", rec)):
+                with open(os.path.join(d, name, f), "w") as fh:
+                    fh.write("%d\n" % v)
+        return d
+
+    def fake_meminfo(self, avail_kib):
+        p = os.path.join(self.dir, "meminfo")
+        with open(p, "w") as f:
+            f.write("MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   %d kB\n" % avail_kib)
+        return p
+
+    def test_slab_split(self):
+        frac, txt = capacity_guard.slab_split(self.fake_sys())
+        self.assertAlmostEqual(frac, 3000 / 4000)    # TCP+filp+epi+pwq of 4000 B
+        frac, txt = capacity_guard.slab_split(os.path.join(self.dir, "none"))
+        self.assertEqual(frac, 1.0)
+        self.assertIn("unreadable", txt)
+
+    def test_guard_trip_by_hand(self):
+        # this machine: both ends, 8200 x 0.75 = 6150 kernel + 200 app = 6350 B,
+        # idle 1 MiB x (1 + ceil(N/1000)) processes, no reserve (MemAvailable has it).
+        b = capacity.bases_of(self.run, ["c"])[0][0]
+        m, words = capacity_guard.guard_model(b, 0.0, capacity.Opts(), 0.75)
+        self.assertEqual(m.per_conn_b, 6350)
+        # MemAvailable 2,000 MiB, floor 1,000 MiB: 1,048,576,000 B to spend.
+        # N = 150,000: 952,500,000 + 151 MiB (158,334,976) = 1,110,834,976: over by
+        # 62,258,976 = 9804.6 x (6350 + about 1049 of idle per connection);
+        # N = 141,600: 899,160,000 + 143 MiB (149,946,368) = 1,049,106,368: over by
+        # 530,368 = 83.5 x 6350: N = 141,516 (still 143 processes): 898,626,600 +
+        # 149,946,368 = 1,048,572,968 fits; 141,517 adds 6350 and does not.
+        self.assertEqual(capacity_guard.guard_trip(m, 2000 * 1024, 1000), 141516)
+        self.assertEqual(capacity_guard.guard_trip(m, 900 * 1024, 1000), 0)
+
+    def test_predict_then_check(self):
+        val = os.path.join(self.dir, "val")
+        rc_out = io.StringIO()
+        with contextlib.redirect_stdout(rc_out):
+            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=None, floor=1000,
+                                     out_dir=val, meminfo=self.fake_meminfo(2000 * 1024),
+                                     sys_dir=self.fake_sys())
+        self.assertEqual(n, 141516)
+        self.assertIn("MIN_AVAILABLE_MIB=1000", rc_out.getvalue())
+        self.assertIn("TIERS=213k CONTENDERS=c", rc_out.getvalue())   # 1.5 x, rounded up
+        self.assertTrue(os.path.exists(os.path.join(val, capacity_guard.PREDICTION_FILE)))
+        # no guard-stopped run yet: no data
+        rc, out, err = run_main("--check", val)
+        self.assertEqual(rc, 1)
+        # the bench started with the same MemAvailable; the guard stopped c at 133,000
+        self.meta({"mem_available_at_start_kib": 2000 * 1024, "settings": {"min_available_mib": "1000"}}, val)
+        self.add(val, tier=213000, status="oom-guard", accepted=133000, min_available_mib=1000)
+        rc, out, err = run_main("--check", val)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("measured 133,000 connections", out)
+        self.assertIn("predicted 141,516", out)
+        self.assertIn("(-6.0%): within 10%", out)
+        # a run the guard stopped at 120,000 is outside 10% and says so
+        self.add(val, tier=213000, repeat=2, status="timeout", accepted=120000, min_available_mib=1000,
+                 client={"stopped_reason": "min-available"})
+        rc, out, err = run_main("--check", val)
+        self.assertIn("measured 120,000 connections", out)
+        self.assertIn("NOT within 10%", out)
+
+    def test_target_conns_picks_the_floor(self):
+        with contextlib.redirect_stdout(io.StringIO()):
+            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=100000,
+                                     meminfo=self.fake_meminfo(4000 * 1024), sys_dir=self.fake_sys())
+        self.assertGreaterEqual(n, 100000)
+        self.assertLess(n, 100000 * 1.01)
+
+
+class TestCommandLine(Fixture):
+    def test_table_and_formula(self):
+        rc, out, err = run_main(self.run)
+        self.assertEqual(rc, 0, err)
+        # 8 GiB - 128 MiB = 8,455,716,864 B: N = 1,580,667 takes 6,796,868,100 + 1582 MiB
+        # (1,658,847,232) = 8,455,715,332; one more connection (4,300) does not fit.
+        self.assertRegex(out, r"\nc +0% +1,580,667 +")
+        self.assertIn("pyext: no ok run: not planned", out)
+        self.assertIn("c: 2k, median of 3 ok runs", out)
+        rc, out, err = run_main(self.run, "--mem", "1G")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("N = 175,331 connections fit", out)
+        self.assertIn("N x (4100 kernel + 200 app) B", out)
+        rc, out, err = run_main(self.run, "--mem", "1GiB", "--stall", "10%", "--stall-backlog", "10000")
+        self.assertIn("N = 147,789 connections fit (14,779 of them stalled)", out)
+
+    def test_bad_input_is_usage(self):
+        for args, word in (
+                (["--mem", "64"], "--mem"), (["--mem", "0G"], "--mem"), (["--mem", "-1G"], "--mem"),
+                (["--mem", "x"], "--mem"), (["--mem", "nanG"], "--mem"),
+                (["--stall", "1.5"], "--stall"), (["--stall", "-0.1"], "--stall"),
+                (["--stall", "nan"], "--stall"), (["--stall", "abc"], "--stall"),
+                (["--stall", "101%"], "--stall"),
+                (["--sockets", "3"], "--sockets"), (["--kernel", "x"], "--kernel"),
+                (["--tier", "0"], "--tier"), (["--worker-conns", "x"], "--worker-conns"),
+                (["--stall-backlog", "-5"], "--stall-backlog"), (["--contenders", ","], "--contenders"),
+                (["--min-available", "5"], "--min-available"), (["c"], "CONTENDER"),
+                (["--predict-guard"], "--predict-guard"), (["c", "--predict-guard", "--check"], "one mode"),
+                (["--predict-guard", "c", "--mem", "8G"], "--mem"),
+                (["--nope"], "--nope")):
+            rc, out, err = run_main(self.run, *args)
+            self.assertEqual(rc, 2, (args, err))
+            self.assertIn(word, err, args)
+        rc, out, err = run_main()
+        self.assertEqual(rc, 2)
+
+    def test_no_data_is_1(self):
+        empty = os.path.join(self.dir, "empty")
+        os.makedirs(empty)
+        for args, word in (([empty], "no runs.jsonl or runs.csv"),
+                           ([os.path.join(self.dir, "nope")], "not a directory"),
+                           ([self.run, "--contenders", "pyext"], "pyext: no ok run"),
+                           ([self.run, "--contenders", "uvloop"], "uvloop: no runs"),
+                           ([self.run, "--tier", "5k"], "no contender with an ok run"),
+                           ([self.run, "--condition", "stock"], "no runs in condition"),
+                           (["--predict-guard", self.run, "pyext"], "pyext: no ok run"),
+                           (["--check", self.run], "no usable prediction")):
+            rc, out, err = run_main(*args)
+            self.assertEqual(rc, 1, (args, err))
+            self.assertIn(word, err, args)
+
+    def test_conditions_are_planned_apart(self):
+        self.add(tier=2000, repeat=1, condition="stock", kernel_bytes_per_conn=9000, user_bytes_per_conn=0)
+        rc, out, err = run_main(self.run, "--mem", "1G")
+        self.assertEqual(rc, 0, err)
+        self.assertIn("c (figures: 2k, median of 3 ok runs)", out)
+        self.assertIn("c [stock] (figures: 2k, median of 1 ok run)", out)
+        self.assertIn("N x (4500 kernel + 0 app) B", out)
+        rc, out, err = run_main(self.run, "--mem", "1G", "--condition", "stock")
+        self.assertNotIn("c (figures", out)
+
+    def test_report_section(self):
+        sec = capacity.report_section(self.run)
+        self.assertIn("| contender | stalled | 8 GiB | 24 GiB | 64 GiB | 256 GiB |", sec)
+        self.assertIn("| c | 10% |", sec)
+        empty = os.path.join(self.dir, "empty")
+        os.makedirs(empty)
+        self.assertIn("Not computed:", capacity.report_section(empty))
+
+
+if __name__ == "__main__":
+    unittest.main()
