@@ -14,8 +14,10 @@ and the largest N whose total fits in a given memory, per contender.
 (the last two: capacity_guard.py)
 
 Where each figure comes from (README.md "Capacity planning"):
-- per contender (and condition), the medians of the `ok` runs (cells.py) at its
-  largest tier with an `ok` run (or --tier): a small tier overstates the idle share.
+- per contender (and condition), the medians of the `ok` runs at its largest tier
+  with one (or --tier): a small tier overstates the idle share. As cells.py does,
+  a contender with no `ok` run anywhere uses its disturbed runs, marked with the
+  dagger: disturbance is CPU load from outside, the byte figures stay measured.
 - kernel: kernel_bytes_per_conn (the socket slab caches; --kernel slab: the whole
   Slab delta, which here includes a system process's proc inodes). It covers BOTH
   ends of a loopback connection: a server whose peers are remote pays one socket,
@@ -34,7 +36,8 @@ Where each figure comes from (README.md "Capacity planning"):
   --stall-backlog BYTES, else the configured bound of the run's server (an upper
   bound, not a measurement; see bound_backlog()).
 
-Exit: 0 done, 1 no data (no runs, no ok run for a contender asked for), 2 usage.
+Exit: 0 done, 1 no data (no runs; a contender asked for without an ok or
+disturbed run), 2 usage.
 """
 import argparse
 import json
@@ -161,9 +164,10 @@ def condition_of(r):
     return str(r.get("condition") or "")
 
 
-def median_ok(cell, col):
-    """Median of COL over the cell's ok runs; None when none measured it."""
-    vals = [v for v in (num(r.get(col)) for r in cell.ok) if v is not None]
+def median_used(cell, col):
+    """Median of COL over the runs the cell's figures use (cells.py: its ok
+    runs; with none, its disturbed runs); None when none measured it."""
+    vals = [v for v in (num(r.get(col)) for r in cell.used) if v is not None]
     return statistics.median(vals) if vals else None
 
 
@@ -173,12 +177,12 @@ class Basis:
     def __init__(self, cell, condition, run_dir, meta):
         self.contender, self.condition, self.tier = cell.contender, condition, cell.tier
         self.cell, self.run_dir, self.meta = cell, run_dir, meta
-        self.n_ok, self.n_runs = len(cell.ok), len(cell.runs)
+        self.n_used, self.n_runs = len(cell.used), len(cell.runs)
         self.med = {}
 
     def get(self, col):
         if col not in self.med:
-            self.med[col] = median_ok(self.cell, col)
+            self.med[col] = median_used(self.cell, col)
         return self.med[col]
 
     @property
@@ -186,11 +190,14 @@ class Basis:
         return self.contender + (" [%s]" % self.condition if self.condition else "")
 
     def source(self):
-        return "%s, median of %d ok run%s" % (label_of(self.tier), self.n_ok, "" if self.n_ok == 1 else "s")
+        kind = "disturbed" if self.cell.all_disturbed else "ok"
+        return "%s, median of %d %s run%s%s" % (
+            label_of(self.tier), self.n_used, kind, "" if self.n_used == 1 else "s",
+            " " + cellmod.DAGGER if self.cell.all_disturbed else "")
 
     def first_ok(self, col):
-        """A text column of the first ok run that has it (server_cmd, run_dir)."""
-        for r in self.cell.ok:
+        """A text column of the first run used that has it (server_cmd, run_dir)."""
+        for r in self.cell.used:
             v = r.get(col)
             if v not in (None, ""):
                 return str(v)
@@ -199,7 +206,7 @@ class Basis:
 
 def bases_of(run_dir, contenders=None, tier=None, condition=None):
     """[Basis] per contender and condition, plus [note] for those left out.
-    contenders named explicitly must have an ok run (else NoData)."""
+    contenders named explicitly must have an ok or disturbed run (else NoData)."""
     rows = read_rows(run_dir)
     meta = read_meta(run_dir)
     conds = []
@@ -217,10 +224,12 @@ def bases_of(run_dir, contenders=None, tier=None, condition=None):
         cl = cellmod.cells(mine)
         names = cellmod.contenders_of(mine)
         for name in (contenders or names):
-            cand = [c for c in cl if c.contender == name and c.ok and (tier is None or c.tier == tier)]
+            mine_c = [c for c in cl if c.contender == name and (tier is None or c.tier == tier)]
+            # cells.py's rule: the ok runs; a cell without any, its disturbed runs (marked)
+            cand = [c for c in mine_c if c.ok] or [c for c in mine_c if c.all_disturbed]
             label = name + (" [%s]" % cond if cond else "")
             if not cand:
-                why = ("no ok run at %s" % label_of(tier)) if tier else "no ok run"
+                why = "no ok or disturbed run" + (" at %s" % label_of(tier) if tier else "")
                 if name not in names:
                     why = "no runs"
                 if contenders and (condition is not None or len(conds) == 1):
@@ -229,11 +238,11 @@ def bases_of(run_dir, contenders=None, tier=None, condition=None):
                 continue
             b = Basis(max(cand, key=lambda c: c.tier), cond, run_dir, meta)
             if b.get("kernel_bytes_per_conn") is None:
-                notes.append("%s: its ok runs have no kernel_bytes_per_conn: not planned" % label)
+                notes.append("%s: its runs have no kernel_bytes_per_conn: not planned" % label)
                 continue
             out.append(b)
     if not out:
-        raise NoData("%s: no contender with an ok run to plan from%s" % (
+        raise NoData("%s: no contender with an ok or disturbed run to plan from%s" % (
             run_dir, (" (" + "; ".join(notes) + ")") if notes else ""))
     return out, notes
 
@@ -248,7 +257,7 @@ def server_flag(cmd, flag):
 
 
 def sysctl_of(basis, key):
-    """A namespace sysctl of the basis's runs: its first ok run's sysctl.txt,
+    """A namespace sysctl of the basis's runs: its first used run's sysctl.txt,
     else meta.json's sysctl_profile."""
     rd = basis.first_ok("run_dir")
     if rd:
@@ -414,7 +423,7 @@ def kernel_per_conn(basis, sockets, kernel="sockets"):
     col = "kernel_bytes_per_conn" if kernel == "sockets" else "slab_bytes_per_conn"
     v = basis.get(col)
     if v is None:
-        raise NoData("%s: no %s in its ok runs" % (basis.name, col))
+        raise NoData("%s: no %s in its runs" % (basis.name, col))
     v = max(v, 0.0)
     if sockets == 1:
         return v / 2, "%s %.0f / 2 (it covers both loopback ends; a server with remote peers pays one)" % (col, v)
@@ -444,6 +453,9 @@ class Plan:
         self.idle_b, self.idle_txt, self.idle_col = idle_per_process(basis)
         self.cpw, self.cpw_txt = conns_per_worker(basis, opts.worker_conns)
         self.reserve_b, self.reserve_txt = machine_reserve(basis.meta, opts.reserve)
+        if self.kernel_b + self.app_b <= 0:
+            raise NoData("%s: its runs measured no cost per connection (kernel %s, app %s)"
+                         % (basis.name, self.kernel_txt, self.app_txt))
         self.model = Model(self.kernel_b, self.app_b, stall, self.backlog_b, self.idle_b,
                            self.cpw, self.reserve_b)
 
@@ -504,6 +516,9 @@ def basis_lines(plans):
     backlog per stalled connection (once when every contender shares it)."""
     out = ["figures: medians of the ok runs at each contender's largest tier with one "
            "(memory only: fds, ports and CPU are not in the formula)"]
+    if any(per[0].basis.cell.all_disturbed for per in plans):
+        out.append("%s no ok run: the median of the disturbed runs (outside CPU load; the "
+                   "bytes are still measured)" % cellmod.DAGGER)
     backlogs = []
     for per_stall in plans:
         p = per_stall[0]

@@ -170,7 +170,8 @@ def cmd_check(out_dir):
         with open(path) as f:
             pred = json.load(f)
         model = Model.from_json(pred["model"])
-        contender, p_now = pred["contender"], int(pred["predicted"])
+        contender = pred["contender"]
+        float(pred["mem_available_kib"])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise NoData("%s: no usable prediction (%s): run harness/capacity --predict-guard REF "
                      "CONTENDER --out %s first" % (out_dir, e, out_dir))
@@ -188,17 +189,19 @@ def cmd_check(out_dir):
         floor = num(r.get("min_available_mib")) or num((meta.get("settings") or {}).get("min_available_mib")) \
             or pred["min_available_mib"]
         measured = num(r.get("accepted")) or 0
-        p_start = guard_trip(model, avail0, floor) if avail0 else None
-        p = p_start if p_start is not None else p_now
-        err = (measured - p) / p if p else float("inf")
         lines.append("  %s %s repeat %s (%s): measured %s connections when the guard stopped it "
                      "(MIN_AVAILABLE_MIB %d)" % (contender, label_of(r["tier"]), runstore.cell(r.get("repeat")),
                                                 cellmod.status_of(r), fmt_n(measured), floor))
-        lines.append("    predicted %s at --predict-guard (MemAvailable %d MiB)%s" % (
-            fmt_n(p_now), int(pred["mem_available_kib"]) // 1024,
-            ("; %s with MemAvailable %d MiB when the bench started (meta.json)" % (
-                fmt_n(p_start), int(avail0) // 1024)) if p_start is not None else ""))
-        lines.append("    measured/predicted %.3f (%+.1f%%): %s 10%%" % (
-            measured / p if p else float("inf"), err * 100,
-            "within" if abs(err) <= CHECK_TOLERANCE else "NOT within"))
+        # The prediction saved before the run, then the same model from the
+        # MemAvailable bench.sh read at its start (meta.json): both before the run.
+        preds = [("predicted at --predict-guard, MemAvailable %d MiB" % (int(pred["mem_available_kib"]) // 1024),
+                  guard_trip(model, pred["mem_available_kib"], floor))]
+        if avail0:
+            preds.append(("re-predicted from MemAvailable %d MiB when the bench started (meta.json)"
+                          % (int(avail0) // 1024), guard_trip(model, avail0, floor)))
+        for what, p in preds:
+            err = (measured - p) / p if p else float("inf")
+            lines.append("    %s: %s; measured/predicted %.3f (%+.1f%%): %s 10%%" % (
+                what, fmt_n(p), measured / p if p else float("inf"), err * 100,
+                "within" if abs(err) <= CHECK_TOLERANCE else "NOT within"))
     print("\n".join(lines))

@@ -83,10 +83,10 @@ class TestFormula(Fixture):
         bases, notes = capacity.bases_of(self.run)
         self.assertEqual([b.name for b in bases], ["c"])
         b = bases[0]
-        self.assertEqual((b.tier, b.n_ok, b.n_runs), (2000, 3, 4))
+        self.assertEqual((b.tier, b.n_used, b.n_runs), (2000, 3, 4))
         self.assertEqual(b.get("kernel_bytes_per_conn"), 8200)   # not 99999, not 20000
         self.assertEqual(b.get("user_bytes_per_conn"), 200)
-        self.assertEqual(notes, ["pyext: no ok run: not planned"])
+        self.assertEqual(notes, ["pyext: no ok or disturbed run: not planned"])
 
     def test_terms_by_hand(self):
         p = self.plan()
@@ -140,6 +140,29 @@ class TestFormula(Fixture):
         self.add(d, server_pss_idle_kib=1536, kernel_bytes_per_conn=8000, user_bytes_per_conn=0)
         b = capacity.bases_of(d)[0][0]
         self.assertEqual(capacity.idle_per_process(b)[0], 512 * 1024)   # 1536 KiB / 3
+
+    def test_all_disturbed_contender_uses_its_disturbed_runs_marked(self):
+        # cells.py's rule: no ok run anywhere -> the disturbed runs, with the dagger
+        for rep, k in ((1, 7000), (2, 7400)):
+            self.add(contender="uvloop", tier=2000, repeat=rep, status="disturbed",
+                     kernel_bytes_per_conn=k, user_bytes_per_conn=1000)
+        self.add(contender="uvloop", tier=1000, repeat=1, status="ok",
+                 kernel_bytes_per_conn=9000, user_bytes_per_conn=3000)
+        b = capacity.bases_of(self.run, ["uvloop"])[0][0]
+        self.assertEqual(b.tier, 1000)              # an ok tier wins over a larger disturbed one
+        rc, out, err = run_main(self.run, "--mem", "1G")
+        self.assertIn("uvloop (figures: 1k, median of 1 ok run)", out)
+        d = os.path.join(self.dir, "dist")
+        os.makedirs(d)
+        for rep, k in ((1, 7000), (2, 7400)):
+            self.add(d, contender="uvloop", tier=2000, repeat=rep, status="disturbed",
+                     kernel_bytes_per_conn=k, user_bytes_per_conn=1000)
+        b = capacity.bases_of(d, ["uvloop"])[0][0]
+        self.assertEqual((b.tier, b.n_used, b.get("kernel_bytes_per_conn")), (2000, 2, 7200))
+        rc, out, err = run_main(d)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("uvloop: 2k, median of 2 disturbed runs \u2020", out)
+        self.assertIn("\u2020 no ok run: the median of the disturbed runs", out)
 
     def test_negative_user_counts_as_zero(self):
         d = os.path.join(self.dir, "neg")
@@ -245,8 +268,10 @@ class TestGuard(Fixture):
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
         self.assertIn("measured 133,000 connections", out)
-        self.assertIn("predicted 141,516", out)
-        self.assertIn("(-6.0%): within 10%", out)
+        self.assertIn("predicted at --predict-guard, MemAvailable 2000 MiB: 141,516; "
+                      "measured/predicted 0.940 (-6.0%): within 10%", out)
+        self.assertIn("re-predicted from MemAvailable 2000 MiB when the bench started (meta.json): "
+                      "141,516;", out)
         # a run the guard stopped at 120,000 is outside 10% and says so
         self.add(val, tier=213000, repeat=2, status="timeout", accepted=120000, min_available_mib=1000,
                  client={"stopped_reason": "min-available"})
@@ -269,7 +294,7 @@ class TestCommandLine(Fixture):
         # 8 GiB - 128 MiB = 8,455,716,864 B: N = 1,580,667 takes 6,796,868,100 + 1582 MiB
         # (1,658,847,232) = 8,455,715,332; one more connection (4,300) does not fit.
         self.assertRegex(out, r"\nc +0% +1,580,667 +")
-        self.assertIn("pyext: no ok run: not planned", out)
+        self.assertIn("pyext: no ok or disturbed run: not planned", out)
         self.assertIn("c: 2k, median of 3 ok runs", out)
         rc, out, err = run_main(self.run, "--mem", "1G")
         self.assertEqual(rc, 0, err)
@@ -303,11 +328,11 @@ class TestCommandLine(Fixture):
         os.makedirs(empty)
         for args, word in (([empty], "no runs.jsonl or runs.csv"),
                            ([os.path.join(self.dir, "nope")], "not a directory"),
-                           ([self.run, "--contenders", "pyext"], "pyext: no ok run"),
+                           ([self.run, "--contenders", "pyext"], "pyext: no ok or disturbed run"),
                            ([self.run, "--contenders", "uvloop"], "uvloop: no runs"),
-                           ([self.run, "--tier", "5k"], "no contender with an ok run"),
+                           ([self.run, "--tier", "5k"], "no contender with an ok or disturbed run"),
                            ([self.run, "--condition", "stock"], "no runs in condition"),
-                           (["--predict-guard", self.run, "pyext"], "pyext: no ok run"),
+                           (["--predict-guard", self.run, "pyext"], "pyext: no ok or disturbed run"),
                            (["--check", self.run], "no usable prediction")):
             rc, out, err = run_main(*args)
             self.assertEqual(rc, 1, (args, err))
