@@ -19,12 +19,14 @@ source "$C1M_ROOT/harness/lib/probe.sh"
 source "$C1M_ROOT/harness/lib/gate.sh"
 source "$C1M_ROOT/harness/lib/netns.sh"
 source "$C1M_ROOT/harness/lib/orphans.sh"
+source "$C1M_ROOT/harness/lib/scenario.sh"
+source "$C1M_ROOT/harness/lib/profiles.sh"
 
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
-       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT)
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
@@ -59,6 +61,12 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             exceeds this % of the machine during the ramp or the hold is disturbed
   INIT_PCT=5                the same for PID 1 alone (this machine kind's fd scanner: its load
                             grows with the run's own fds: 16-21% of the machine at 1M here)
+  SCENARIO=idle             what a run does after the hold: idle, or a harness/lib/scenarios/
+                            NAME.sh (its own knobs: harness/README.md "Scenarios")
+  PROFILE=tuned             comma list of kernel profiles, each run as its own condition
+                            (harness/README.md "Kernel profiles")
+  RATE=0                    comma list of client connect rates (connections/s, 0 = unlimited),
+                            each run as its own condition
 USAGE
     exit "${1:-2}"
 }
@@ -124,15 +132,47 @@ read_settings() {
     if [ -n "${CONTENDERS:-}" ]; then
         IFS=', ' read -r -a items <<<"$CONTENDERS"
         for c in "${items[@]}"; do
-            [[ " ${C1M_CONTENDERS[*]} " == *" $c "* ]] || bad "CONTENDERS: unknown contender '$c' (known: ${C1M_CONTENDERS[*]})"
+            contender_known "$c" || bad "CONTENDERS: unknown contender '$c' (known: ${C1M_CONTENDERS[*]})"
             [[ " ${CONT[*]} " == *" $c "* ]] || CONT+=("$c")
         done
         [ ${#CONT[@]} -gt 0 ] || bad "CONTENDERS: empty"
     else
-        CONT=(c pyext asyncio-protocol asyncio-streams)
-        if uvloop_importable; then CONT+=(uvloop)
-        else log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"; fi
+        for c in "${C1M_DEFAULT_CONTENDERS[@]}"; do
+            if [ "$c" = uvloop ] && ! uvloop_importable; then
+                log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"
+                continue
+            fi
+            CONT+=("$c")
+        done
     fi
+    # Conditions (interfaces: lib/scenario.sh): the scenario, its variants, the
+    # kernel profiles and the client rates; each combination is its own cell.
+    [ -n "${SCENARIO+x}" ] && [ -z "$SCENARIO" ] && bad "SCENARIO: set but empty (unset it for idle)"
+    [ -n "${PROFILE+x}" ] && [ -z "$PROFILE" ] && bad "PROFILE: set but empty (unset it for tuned)"
+    [ -n "${RATE+x}" ] && [ -z "$RATE" ] && bad "RATE: set but empty (unset it for 0 = unlimited)"
+    SCENARIO=${SCENARIO:-idle}; PROFILE=${PROFILE:-tuned}; RATE=${RATE:-0}
+    scenario_load "$SCENARIO" || bad "SCENARIO: unknown scenario '$SCENARIO' (known: $(scenario_names | tr '\n' ' '))"
+    local err v
+    err=$(scenario_check 2>&1) || bad "${err:-SCENARIO: $SCENARIO refused its settings}"
+    # shellcheck disable=SC2207  # knob names are words
+    SCENARIO_KNOBS=($(scenario_knobs))
+    KNOBS+=("${SCENARIO_KNOBS[@]}")
+    SCENARIO_SETTINGS=()
+    for v in "${SCENARIO_KNOBS[@]}"; do
+        [ -n "${!v+x}" ] && export "${v?}"
+        SCENARIO_SETTINGS+=("$(tr 'A-Z' 'a-z' <<<"$v")=${!v:-}")
+    done
+    mapfile -t VARIANTS < <(scenario_variants)
+    [ ${#VARIANTS[@]} -gt 0 ] || VARIANTS=("")
+    err=$(profiles_expand "$PROFILE" 2>&1 >/dev/null) || bad "${err:-PROFILE: refused}"
+    mapfile -t PROFILES < <(profiles_expand "$PROFILE" 2>/dev/null)
+    RATES=()
+    IFS=', ' read -r -a items <<<"$RATE"
+    for n in "${items[@]}"; do
+        in_range "$n" 0 100000000 || bad "RATE: expects connections/s (0 = unlimited): $n"
+        [[ " ${RATES[*]} " == *" $n "* ]] || RATES+=("$n")
+    done
+    [ ${#RATES[@]} -gt 0 ] || bad "RATE: empty"
     check_reference_out
 }
 
@@ -186,6 +226,8 @@ write_meta() {
         min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
         quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
+        scenario="$SCENARIO" profiles="$(IFS=,; echo "${PROFILES[*]}")" rates="$(IFS=,; echo "${RATES[*]}")" \
+        variants="$(IFS=,; echo "${VARIANTS[*]}")" "${SCENARIO_SETTINGS[@]}" \
         || say "warning: could not write meta.json"
 }
 
@@ -303,31 +345,36 @@ report_run() {
     fi
 }
 
+# run_case CONTENDER N LABEL REPEAT PROFILE VARIANT RATE
 run_case() {
-    local c=$1 n=$2 label=$3 r=$4 id dir hb rc
-    id=$c-$label-$r dir=$OUT/runs/$id
+    local c=$1 n=$2 label=$3 r=$4 prof=$5 var=$6 rate=$7 id dir hb rc cond keys
+    cond=$(condition_of "$prof" "$var" "$rate")
+    id=$c-$label${cond:+-${cond//\//-}}-$r dir=$OUT/runs/$id
+    # the row's identity, also for runs that never start
+    keys=(contender="$c" tier="$n" tier_label="$label" repeat="$r" scenario="$SCENARIO"
+          profile="$prof" variant="$var" rate="$rate" condition="$cond")
     RUN_NO=$((RUN_NO + 1)) RES=()
     hb=$HEARTBEAT
     [ "$hb" = auto ] && { hb=$(( (n + 19999) / 20000 )); [ "$hb" -lt 5 ] && hb=5; }
-    say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n), repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
+    say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
     if [ -n "${UNAVAILABLE[$c]:-}" ]; then
         say "   unavailable: ${UNAVAILABLE[$c]} (not retried)"
-        record "$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r" status=unavailable \
-            note="${UNAVAILABLE[$c]}"
+        record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
         return
     fi
     [ "$RUN_NO" -gt 1 ] && settle
     if ! guard "$c" "$n"; then
         say "   skipped: does not fit in memory: $GUARD_MSG"
-        record "$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r" status=skipped-memory \
-            note="$GUARD_MSG"
+        record "$id" "$dir" "${keys[@]}" status=skipped-memory note="$GUARD_MSG"
         return
     fi
     mkdir -p "$dir" || die "cannot create $dir"
     local args=(--contender "$c" --conns "$n" --out "$dir" --hold "$HOLD" --heartbeat "$hb"
                 --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB"
                 --quiet-max "$QUIET_MAX" --quiet-cpu-pct "$QUIET_CPU_PCT" --disturb-pct "$DISTURB_PCT" --init-pct "$INIT_PCT"
-                --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS")
+                --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
+                --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
+    [ -n "$var" ] && args+=(--variant "$var")
     [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
     if [ -n "$CLIENT_WORKER_CONNS" ]; then
         # never above what this shell's fd limit allows the client (its own check exits 2)
@@ -341,7 +388,7 @@ run_case() {
     # reader, dying first, could kill run_one.sh with SIGPIPE before it cleans up.
     : > "$dir/run_one.log"
     "$C1M_ROOT/harness/run_one.sh" "${args[@]}" --log "$dir/run_one.log" &
-    CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" contender="$c" tier="$n" tier_label="$label" repeat="$r")
+    CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" "${keys[@]}")
     exec {CUR_LOG}<"$dir/run_one.log"          # opened after the start: not inherited by the run
     wait_run "$CUR_PID"; rc=$RUN_RC
     local row=("${CUR_ROW[@]}") leftovers
@@ -447,21 +494,29 @@ main() {
     on_exit finish_partial
     on_exit stop_current
     on_signal bench_interrupted
-    RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#CONT[@]} ))
+    RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#PROFILES[@]} * ${#VARIANTS[@]} * ${#RATES[@]} * ${#CONT[@]} ))
     say "c1m bench: $cmd"
     say "results: $OUT"
     say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; $RUNS_TOTAL runs"
+    [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
+        || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
     check_namespaces
     # The quiet gate's reference (lib/gate.sh): Slab and TCP objects before any run.
     read -r BASE_SLAB_KIB BASE_TCP_OBJS <<<"$(gate_baseline)"
     [ "$QUIET_MAX" = 0 ] || say "quiet gate: up to ${QUIET_MAX}s before each run; baseline Slab ${BASE_SLAB_KIB} KiB, ${BASE_TCP_OBJS} TCP objects"
     write_meta command="$cmd" started_utc="$(date -u +%FT%TZ)" completed=false
 
-    local i r c
+    local i r c p v rt
     for ((i = 0; i < ${#TIER_N[@]}; i++)); do
         for ((r = 1; r <= REPEAT; r++)); do
-            for c in "${CONT[@]}"; do
-                run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r"
+            for p in "${PROFILES[@]}"; do
+                for v in "${VARIANTS[@]}"; do
+                    for rt in "${RATES[@]}"; do
+                        for c in "${CONT[@]}"; do
+                            run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r" "$p" "$v" "$rt"
+                        done
+                    done
+                done
             done
         done
     done

@@ -21,6 +21,8 @@ source "$C1M_ROOT/harness/lib/netns.sh"
 source "$C1M_ROOT/harness/lib/orphans.sh"
 source "$C1M_ROOT/harness/lib/probe.sh"
 source "$C1M_ROOT/harness/lib/gate.sh"
+source "$C1M_ROOT/harness/lib/scenario.sh"
+source "$C1M_ROOT/harness/lib/profiles.sh"
 
 usage() {
     cat >&2 <<'USAGE'
@@ -29,7 +31,10 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
-  NAME: c | pyext | asyncio-protocol | asyncio-streams | uvloop
+                  [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R]
+  NAME: a contender of harness/lib/contenders.sh
+  --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
+  of its variants; --profile: the kernel profile (tuned); --rate: client connects/s (0 = unlimited)
   --log FILE: append this script's messages and progress to FILE (not stderr)
 USAGE
     exit 2
@@ -40,6 +45,7 @@ swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
 quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
+scenario=idle variant="" profile=tuned rate=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -60,6 +66,10 @@ while [ $# -gt 0 ]; do
         --init-pct) need_value "$@"; init_pct=$2; shift 2 ;;
         --baseline-slab-kib) need_value "$@"; base_slab=$2; shift 2 ;;
         --baseline-tcp-objs) need_value "$@"; base_tcp=$2; shift 2 ;;
+        --scenario) need_value "$@"; scenario=$2; shift 2 ;;
+        --variant) need_value "$@"; variant=$2; shift 2 ;;
+        --profile) need_value "$@"; profile=$2; shift 2 ;;
+        --rate) need_value "$@"; rate=$2; shift 2 ;;
         -h|--help) usage ;;
         *) log "unknown flag: $1"; usage ;;
     esac
@@ -73,7 +83,7 @@ fi
 [ -n "$contender" ] || { log "--contender: required"; usage; }
 [ -n "$conns" ] || { log "--conns: required"; usage; }
 [ -n "$out" ] || { log "--out: required"; usage; }
-[[ " ${C1M_CONTENDERS[*]} " == *" $contender "* ]] \
+contender_known "$contender" \
     || { log "--contender: unknown contender '$contender' (known: ${C1M_CONTENDERS[*]})"; usage; }
 in_range "$port" 1 65535 || { log "--port: expects 1..65535: $port"; usage; }
 in_range "$timeout" 1 31536000 || { log "--timeout: expects whole seconds >= 1: $timeout"; usage; }
@@ -90,6 +100,17 @@ done
 # bounded: the gate adds to them in bash arithmetic (no overflow wrapping a bound negative)
 [ -z "$base_slab" ] || in_range "$base_slab" 0 999999999999 || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
 [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
+in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
+scenario_load "$scenario" || { log "--scenario: unknown scenario '$scenario' (known: $(scenario_names | tr '\n' ' '))"; usage; }
+scenario_check || { log "(scenario $scenario)"; usage; }
+variants=$(scenario_variants)
+if [ -n "$variants" ] || [ -n "$variant" ]; then
+    grep -qxF -- "$variant" <<<"$variants" \
+        || { log "--variant: '$variant' is not a variant of scenario $scenario (known: $(tr '\n' ' ' <<<"$variants"))"; usage; }
+fi
+# The kernel profile: lib/profiles.sh resolves and applies it (netns_create reads RUN_PROFILE).
+profile_check "$profile" || usage
+RUN_PROFILE=$profile
 require_root run_one.sh
 [ -x "$BUILD/c1m-server" ] && [ -x "$BUILD/c1m-client" ] && [ -x "$BUILD/c1m-stat" ] \
     || die "binaries missing in $BUILD: run 'make build' first"
@@ -102,17 +123,14 @@ mkdir -p "$out" || die "cannot create $out"
 server_cmd() {
     local common=(--host 0.0.0.0 --port "$port" --max-conns "$conns" --stats "$stats" --quiet)
     [ -n "$swc" ] && common+=(--worker-conns "$swc")
-    case "$contender" in
-        c) echo "$BUILD/c1m-server ${common[*]}" ;;
-        asyncio-streams) echo "$PYTHON -m py_server --loop asyncio --api streams ${common[*]}" ;;
-        asyncio-protocol) echo "$PYTHON -m py_server --loop asyncio --api protocol ${common[*]}" ;;
-        uvloop) echo "$PYTHON -m py_server --loop uvloop --api protocol ${common[*]}" ;;
-        pyext) echo "$PYTHON -m py_server --loop c1m --api protocol ${common[*]}" ;;
-        *) log "unknown contender: $contender"; usage ;;
-    esac
+    # shellcheck disable=SC2207  # the scenario's flags are words
+    common+=($(scenario_server_args))
+    contender_cmd "$contender" "${common[@]}"
 }
 
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
+             [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate
+             [condition]=$(condition_of "$profile" "$variant" "$rate")
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail)
 # write_result: OUT/result.json from R (typed, the client's summary merged in,
 # sanity bounds applied: harness/lib/record.py), on every exit path.
@@ -190,6 +208,9 @@ on_exit stop_pid "$rpid" 5
 client=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$port" --hold inf
         --heartbeat "$heartbeat" --min-available "$min_avail" --json "$out/client.json" --quiet)
 [ -n "$cwc" ] && client+=(--worker-conns "$cwc")
+[ "$rate" != 0 ] && client+=(--rate "$rate")
+# shellcheck disable=SC2207  # the scenario's flags are words
+client+=($(scenario_client_args))
 cpu0=$(cpu_ticks $pids)
 read -r mb0 mt0 <<<"$(machine_cpu)"
 mark
@@ -293,6 +314,8 @@ if [ "$reached" = 1 ]; then
     if [[ $h_inuse =~ ^[0-9]+$ ]] && [ $(( (h_inuse - h_listen) % 2 )) = 0 ]; then
         h_sock=$(( (h_inuse - h_listen) / 2 ))
     fi
+    # The scenario's own phase (lib/scenarios/NAME.sh; nothing for idle).
+    scenario_run
 fi
 
 stop_pid "$cpid" 120

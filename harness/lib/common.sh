@@ -7,8 +7,8 @@ C1M_ROOT=${C1M_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$C1M_ROOT/build}
 PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}
 
-# The contenders run_one.sh knows how to start (bench.sh runs them in this order).
-C1M_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+# The contenders and how each is started: lib/contenders.sh.
+source "$C1M_ROOT/harness/lib/contenders.sh"
 
 log() { printf '%s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

@@ -4,10 +4,10 @@
 # compared before and after, and a key that leaked to the host is restored and
 # the run refused.
 
-PROFILE=${PROFILE:-$C1M_ROOT/harness/kernel-profile.conf}
+C1M_PROFILE_FILE=${C1M_PROFILE_FILE:-$C1M_ROOT/harness/kernel-profile.conf}
 
-profile_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$PROFILE" | awk -F= '{gsub(/[ \t]+$/,"",$1); gsub(/^[ \t]+/,"",$1); print $1}'; }
-profile_value() { sed -e 's/#.*//' "$PROFILE" | awk -F= -v k="$1" '{key=$1; gsub(/[ \t]/,"",key); if (key==k) {v=$2; sub(/^[ \t]+/,"",v); sub(/[ \t]+$/,"",v); print v}}'; }
+profile_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_PROFILE_FILE" | awk -F= '{gsub(/[ \t]+$/,"",$1); gsub(/^[ \t]+/,"",$1); print $1}'; }
+profile_value() { sed -e 's/#.*//' "$C1M_PROFILE_FILE" | awk -F= -v k="$1" '{key=$1; gsub(/[ \t]/,"",key); if (key==k) {v=$2; sub(/^[ \t]+/,"",v); sub(/[ \t]+$/,"",v); print v}}'; }
 norm() { tr -s ' \t' ' ' <<<"$1"; }
 
 # netns_create NAME: create it, bring lo up, apply the profile. Registers deletion.

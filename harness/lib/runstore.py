@@ -16,6 +16,8 @@ import re
 # record has beyond these follow them in the CSV, sorted.
 COLUMNS = [
     "contender", "tier", "tier_label", "repeat", "status", "accepted",
+    # the run's condition (harness/lib/scenario.sh): "" for the default idle/tuned/unlimited
+    "scenario", "profile", "variant", "rate", "condition",
     "t_accept_s", "t_client_established_s", "server_workers", "client_workers",
     "server_rss_idle_kib", "server_rss_kib", "server_pss_kib",
     "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
@@ -34,7 +36,7 @@ COLUMNS = [
 
 # Columns that stay text even when a value looks like a number.
 TEXT_COLUMNS = {
-    "contender", "tier_label", "status", "client_failures", "slab_caches", "ramp_file",
+    "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "ramp_file",
     "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
 }
 

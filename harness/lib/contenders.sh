@@ -1,0 +1,31 @@
+# shellcheck shell=bash
+# contenders.sh - the contender registry: every server the harness can start,
+# by name, and the command that starts it. One place: run_one.sh, bench.sh and
+# the tools beside them (anatomy, capacity) start a contender only through
+# contender_cmd, so a new contender is a line in each of the two tables below.
+#
+# Every contender takes the same flags (--host --port --max-conns --stats
+# --quiet [--worker-conns N] and any scenario's extra flags), speaks the wire
+# protocol of DEVELOPERS.md and publishes the live counters file.
+
+# Known contenders, in ladder order (cost: cheapest first).
+C1M_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+# What bench.sh runs when CONTENDERS is unset (uvloop only when importable).
+C1M_DEFAULT_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+
+# contender_cmd NAME ARG...: the command line (words) that starts contender NAME
+# with the common flags ARG...; exit status 1 for an unknown name.
+contender_cmd() {
+    local name=$1; shift
+    case "$name" in
+        c) echo "$BUILD/c1m-server $*" ;;
+        pyext) echo "$PYTHON -m py_server --loop c1m --api protocol $*" ;;
+        asyncio-protocol) echo "$PYTHON -m py_server --loop asyncio --api protocol $*" ;;
+        asyncio-streams) echo "$PYTHON -m py_server --loop asyncio --api streams $*" ;;
+        uvloop) echo "$PYTHON -m py_server --loop uvloop --api protocol $*" ;;
+        *) return 1 ;;
+    esac
+}
+
+# contender_known NAME: 0 when NAME is in the registry.
+contender_known() { [[ " ${C1M_CONTENDERS[*]} " == *" $1 "* ]]; }

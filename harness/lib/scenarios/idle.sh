@@ -1,0 +1,25 @@
+# shellcheck shell=bash
+# scenarios/idle.sh - the default scenario: open N idle connections, hold them
+# with heartbeats, stop. It adds nothing to the run, and is the model of the
+# scenario interface every harness/lib/scenarios/NAME.sh implements (sourced
+# by bench.sh and by run_one.sh; harness/README.md "Scenarios"):
+#
+#   scenario_knobs        the environment knobs it reads, one name per word
+#   scenario_check        validate them: print "KNOB: why" on stderr and return 1
+#                         (the caller exits 2, before anything is created)
+#   scenario_variants     one label per line (each runs as its own condition, e.g.
+#                         "now" and "backoff"); nothing for a single unnamed variant
+#   scenario_server_args  words appended to the server command ($variant set)
+#   scenario_client_args  words appended to the client command ($variant set)
+#   scenario_run          the scenario's own phase, after the hold and the
+#                         end-of-hold counts, before the client is stopped; sets
+#                         documented keys of R, a named status on failure
+#
+# Knobs are plain environment variables: bench.sh exports them to run_one.sh.
+
+scenario_knobs() { :; }
+scenario_check() { :; }
+scenario_variants() { :; }
+scenario_server_args() { :; }
+scenario_client_args() { :; }
+scenario_run() { :; }
