@@ -29,10 +29,11 @@ Where each figure comes from (README.md "Capacity planning"):
   workers N needs at the run's connections per worker (--worker-conns); plus the
   machine's own use (--reserve; default MemTotal - MemAvailable when the run
   started, meta.json).
-- backlog per stalled connection: the stall scenario's measured runs.csv
-  columns (harness/README.md): stall_sendq_bytes_per_stalled +
-  stall_user_bytes_per_stalled for a server machine, stall_tcp_mem_bytes_per_stalled
-  + stall_user_bytes_per_stalled for this machine (both ends); without them
+- backlog per stalled connection: the stall scenario's measured columns
+  (harness/lib/scenarios/stall.sh): stall_wmem_bytes_per_stalled (else
+  stall_sendq_bytes_per_stalled) + stall_user_bytes_per_stalled for a server
+  machine, stall_tcp_mem_bytes_per_stalled + stall_user_bytes_per_stalled for
+  this machine (both ends); without them
   --stall-backlog BYTES, else the configured bound of the run's server (an upper
   bound, not a measurement; see bound_backlog()).
 
@@ -289,18 +290,15 @@ def bound_backlog(basis, sockets):
     receive queue (it sets no SO_RCVBUF: up to tcp_rmem's max). Raises NoData
     when a needed sysctl is unknown."""
     cmd = basis.first_ok("server_cmd")
-    snd = basis.get("server_sndbuf")
-    snd_src = "the run's server_sndbuf"
+    snd = basis.get("stall_sndbuf")      # the stall scenario's: 0, or "default" (not a number)
+    snd_src = "the run's stall_sndbuf"
     if snd is None:
         snd = server_flag(cmd, "--sndbuf")
         snd_src = "--sndbuf in its server_cmd"
     if snd is None:
         snd, snd_src = SERVER_DEFAULT_SNDBUF, "the servers' default --sndbuf"
-    mp = basis.get("server_max_pending")
-    mp_src = "server_max_pending"
-    if mp is None:
-        mp = server_flag(cmd, "--max-pending")
-        mp_src = "--max-pending in server_cmd"
+    mp = server_flag(cmd, "--max-pending")
+    mp_src = "--max-pending in server_cmd"
     if mp is None:
         mp, mp_src = SERVER_DEFAULT_MAX_PENDING, "the default --max-pending"
     snd, mp = int(snd), int(mp)
@@ -329,7 +327,13 @@ def stall_backlog(basis, sockets, given=None):
     if given is not None:
         return given, "--stall-backlog %d B (given)" % given
     user = basis.get("stall_user_bytes_per_stalled")
-    kcol = "stall_sendq_bytes_per_stalled" if sockets == 1 else "stall_tcp_mem_bytes_per_stalled"
+    # a server with remote peers: its sockets' send-queue memory (ss skmem w), else
+    # their Send-Q bytes; this machine: the namespace's TCP memory (both ends)
+    kcol = "stall_tcp_mem_bytes_per_stalled"
+    if sockets == 1:
+        kcol = "stall_wmem_bytes_per_stalled"
+        if basis.get(kcol) is None:
+            kcol = "stall_sendq_bytes_per_stalled"
     kern = basis.get(kcol)
     if kern is not None and user is not None:
         return max(kern, 0) + max(user, 0), "measured: %s %.0f + stall_user_bytes_per_stalled %.0f" % (

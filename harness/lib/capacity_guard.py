@@ -23,7 +23,8 @@ import os
 import cells as cellmod
 import runstore
 from capacity import (Model, NoData, app_per_conn, bases_of, conns_per_worker, fmt_n, fmt_pct,
-                      idle_per_process, kernel_per_conn, read_meta, read_rows, stall_backlog)
+                      idle_per_process, kernel_per_conn, read_meta, read_rows, server_flag,
+                      stall_backlog)
 from cells import label_of, num
 
 SLAB_SYS = "/sys/kernel/slab"
@@ -122,16 +123,30 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
              "  not counted: the client's own userspace (runs.csv does not measure it) and "
              "whatever else the machine does meanwhile",
              "  predicted: the guard stops %s at %s connections" % (b.name, fmt_n(n))]
-    tier = max(1000, int(math.ceil(n * 1.5 / 1000.0)) * 1000)
     out = out_dir or "results/capval-%s" % contender
-    knobs = "SCENARIO=stall (its stall knob: harness/lib/scenarios/stall.sh) " if stall > 0 else ""
-    lines.append("  run it (root; the tier is 1.5x the prediction; MEM_GUARD_MIB only lets bench.sh's "
-                 "pre-run estimate pass, the in-run stop reads the real MemAvailable; RATE paces the "
-                 "client, which checks MemAvailable every 100 ms: at most ~%d connections past the "
-                 "floor):" % (GUARD_RATE // 10))
-    lines.append("    sudo make bench %sTIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
-                 "RATE=%d HOLD=1 TIMEOUT=300 QUIET_MAX=120 OUT=%s" % (
-                     knobs, label_of(tier), contender, floor, GUARD_RATE, out))
+    if stall > 0:
+        # The stall scenario stalls its fraction only after the whole tier is open,
+        # so the guard cannot stop the ramp at N: bracket the prediction instead,
+        # one tier 10% below (must hold) and one 10% above (the guard must trip).
+        step = 10 ** max(2, len(str(int(n))) - 2)     # two significant digits, outward
+        lo = max(step, int(math.floor(n * 0.9 / step)) * step)
+        hi = int(math.ceil(n * 1.1 / step)) * step
+        sndbuf = "0" if basis_sndbuf(b) == 0 else "default"
+        lines.append("  run it (root; two tiers bracketing the prediction: %s must hold, %s must "
+                     "trip the guard; MEM_GUARD_MIB only lets bench.sh's pre-run estimate pass):"
+                     % (label_of(lo), label_of(hi)))
+        lines.append("    sudo make bench SCENARIO=stall STALL=%g STALL_SNDBUF=%s TIERS=%s,%s CONTENDERS=%s "
+                     "MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 HOLD=1 QUIET_MAX=120 OUT=%s" % (
+                         stall, sndbuf, label_of(lo), label_of(hi), contender, floor, out))
+    else:
+        tier = max(1000, int(math.ceil(n * 1.5 / 1000.0)) * 1000)
+        lines.append("  run it (root; the tier is 1.5x the prediction; MEM_GUARD_MIB only lets bench.sh's "
+                     "pre-run estimate pass, the in-run stop reads the real MemAvailable; RATE paces the "
+                     "client, which checks MemAvailable every 100 ms: at most ~%d connections past the "
+                     "floor):" % (GUARD_RATE // 10))
+        lines.append("    sudo make bench TIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
+                     "RATE=%d HOLD=1 TIMEOUT=300 QUIET_MAX=120 OUT=%s" % (
+                         label_of(tier), contender, floor, GUARD_RATE, out))
     lines.append("    harness/capacity --check %s" % out)
     if out_dir:
         os.makedirs(out_dir, exist_ok=True)
@@ -147,6 +162,12 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
         lines.append("  prediction saved: %s" % path)
     print("\n".join(lines))
     return n
+
+
+def basis_sndbuf(basis):
+    """The run's server --sndbuf: the stall scenario's stall_sndbuf, else server_cmd's."""
+    v = basis.get("stall_sndbuf")
+    return v if v is not None else server_flag(basis.first_ok("server_cmd"), "--sndbuf")
 
 
 def guard_stopped(r):
@@ -177,6 +198,8 @@ def cmd_check(out_dir):
                      "CONTENDER --out %s first" % (out_dir, e, out_dir))
     rows = read_rows(out_dir)
     meta = read_meta(out_dir)
+    if float(pred.get("stall") or 0) > 0:
+        return check_stall(out_dir, pred, model, rows)
     runs = [r for r in rows if r.get("contender") == contender and guard_stopped(r)]
     if not runs:
         seen = ", ".join("%s %s: %s" % (r.get("contender"), label_of(r["tier"]), cellmod.status_of(r))
@@ -204,4 +227,46 @@ def cmd_check(out_dir):
             lines.append("    %s: %s; measured/predicted %.3f (%+.1f%%): %s 10%%" % (
                 what, fmt_n(p), measured / p if p else float("inf"), err * 100,
                 "within" if abs(err) <= CHECK_TOLERANCE else "NOT within"))
+    print("\n".join(lines))
+
+
+def check_stall(out_dir, pred, model, rows):
+    """A stall prediction: each run of the bracket either held or was stopped by
+    the guard (in its stall phase, or already in its ramp); the prediction is
+    within 10% when every run at or below 0.9 x N held and every run at or above
+    1.1 x N was stopped, with at least one of each."""
+    contender = pred["contender"]
+    p = guard_trip(model, pred["mem_available_kib"], pred["min_available_mib"])
+    runs = [r for r in rows if r.get("contender") == contender and num(r.get("stall_fraction"))]
+    if not runs or not p:
+        raise NoData("%s: no %s stall run (or a prediction of 0) to check" % (out_dir, contender))
+    lines = ["check: %s (stall %s; prediction from %s, figures at %s): the guard stops %s at %s "
+             "connections (MemAvailable %d MiB, MIN_AVAILABLE_MIB %d)" % (
+                 out_dir, fmt_pct(float(pred["stall"])), pred.get("reference"),
+                 label_of(pred.get("basis_tier") or 0), contender, fmt_n(p),
+                 int(pred["mem_available_kib"]) // 1024, pred["min_available_mib"])]
+    below = above = 0
+    bad = []
+    for r in sorted(runs, key=lambda r: num(r.get("tier"))):
+        tier = num(r.get("tier"))
+        stopped = cellmod.status_of(r) == "oom-guard"
+        ratio = tier / p
+        lines.append("  %s %s (%.2f x predicted): %s (%s, stall_end %s)" % (
+            contender, label_of(tier), ratio, "stopped by the guard" if stopped else "held",
+            cellmod.status_of(r), runstore.cell(r.get("stall_end")) or "-"))
+        if ratio <= 1 - CHECK_TOLERANCE:
+            below += 1
+            if stopped:
+                bad.append(label_of(tier))
+        elif ratio >= 1 + CHECK_TOLERANCE:
+            above += 1
+            if not stopped:
+                bad.append(label_of(tier))
+    if bad:
+        verdict = "NOT within 10%% (%s contradict the prediction)" % ", ".join(bad)
+    elif below and above:
+        verdict = "within 10%"
+    else:
+        verdict = "undecided: needs a run at or below 0.9 x and one at or above 1.1 x the prediction"
+    lines.append("  verdict: %s" % verdict)
     print("\n".join(lines))

@@ -207,6 +207,24 @@ class TestStallBacklog(Fixture):
         self.assertIn("measured", txt)
         self.assertEqual(capacity.stall_backlog(self.basis(d), 2)[0], 92000)
         self.assertEqual(capacity.stall_backlog(self.basis(d), 1, given=7)[0], 7)
+        # the send queues' memory (ss skmem w) wins over their Send-Q bytes
+        d2 = os.path.join(self.dir, "stall2")
+        os.makedirs(d2)
+        self.add(d2, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
+                 stall_sendq_bytes_per_stalled=50000, stall_wmem_bytes_per_stalled=60000,
+                 stall_user_bytes_per_stalled=2000)
+        b, txt = capacity.stall_backlog(self.basis(d2), 1)
+        self.assertEqual(b, 62000)
+        self.assertIn("stall_wmem_bytes_per_stalled 60000", txt)
+
+    def test_stall_sndbuf_0_column_gives_the_autotuned_bound(self):
+        d = os.path.join(self.dir, "stall0")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
+                 condition="stall=0-sndbuf0")
+        self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
+        b = capacity.bases_of(d, ["c"])[0][0]
+        self.assertEqual(capacity.stall_backlog(b, 1)[0], 4194304 + 4096)
 
 
 class TestGuard(Fixture):
@@ -278,6 +296,39 @@ class TestGuard(Fixture):
         rc, out, err = run_main("--check", val)
         self.assertIn("measured 120,000 connections", out)
         self.assertIn("NOT within 10%", out)
+
+    def test_stall_prediction_is_checked_by_a_bracket(self):
+        # a stall reference: 1,000,000 B of TCP buffers per stalled connection (both ends)
+        ref = os.path.join(self.dir, "stallref")
+        os.makedirs(ref)
+        self.add(ref, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
+                 stall_tcp_mem_bytes_per_stalled=1000000, stall_user_bytes_per_stalled=0,
+                 condition="stall=0.1-sndbuf0")
+        # 8000 x 0.75 + 10 + 0.1 x 1,000,000 = 106,010 B per connection, 1 MiB per process.
+        # Budget 1000 MiB = 1,048,576,000: N = 9,782 takes 1,036,989,820 + 11 MiB
+        # (11,534,336) = 1,048,524,156; 9,783 adds 106,010 and does not fit.
+        val = os.path.join(self.dir, "stallval")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            n = capacity_guard.cmd_predict(ref, "c", 0.1, capacity.Opts(), floor=1000, out_dir=val,
+                                           meminfo=self.fake_meminfo(2000 * 1024),
+                                           sys_dir=self.fake_sys())
+        self.assertEqual(n, 9782)
+        # 0.9 x and 1.1 x, two significant digits, outward
+        self.assertIn("SCENARIO=stall STALL=0.1 STALL_SNDBUF=0 TIERS=8800,10800 CONTENDERS=c", out.getvalue())
+        self.add(val, tier=8800, status="ok", stall_fraction=0.1, stall_end="steady")
+        rc, text, err = run_main("--check", val)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("verdict: undecided", text)
+        self.add(val, tier=10800, status="oom-guard", stall_fraction=0.1, stall_end="oom-guard")
+        rc, text, err = run_main("--check", val)
+        self.assertIn("c 8800 (0.90 x predicted): held", text)
+        self.assertIn("c 10800 (1.10 x predicted): stopped by the guard", text)
+        self.assertIn("verdict: within 10%", text)
+        # a run above the bracket that held contradicts the prediction
+        self.add(val, tier=12000, repeat=2, status="ok", stall_fraction=0.1, stall_end="steady")
+        rc, text, err = run_main("--check", val)
+        self.assertIn("verdict: NOT within 10% (12k contradict the prediction)", text)
 
     def test_target_conns_picks_the_floor(self):
         with contextlib.redirect_stdout(io.StringIO()):
