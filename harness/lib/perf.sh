@@ -1,0 +1,166 @@
+# shellcheck shell=bash
+# perf.sh - sample a running server's processes with perf (Debian's
+# linux-perf), for harness/anatomy-cpu. Needs common.sh.
+#
+# perf_probe: can perf sample here at all? (binary present and running, the
+#   software cpu-clock event with call graphs allowed). Sets PERF_BIN, PERF_VERSION
+#   and, when not, PERF_CAUSE (one line naming the cause).
+# perf_start DATA PIDS_CSV LOG: perf record attached to those pids, events
+#   disabled until perf_enable; sets PERF_PID (0 when perf failed to start,
+#   PERF_CAUSE says why).
+# perf_enable / perf_disable: switch sampling on/off through perf's control
+#   FIFO and wait for its ack (bounded), so the sampled window is the measured
+#   one. perf_stop: SIGINT, bounded wait, perf writes DATA.
+#
+# Knobs: C1M_PERF (the perf binary, default `perf` on PATH), PERF_PERIOD_US
+# (microseconds of CPU between two samples of one process), PERF_CALLGRAPH
+# (dwarf or fp; see harness/anatomy-cpu for why dwarf is the default).
+
+PERF_BIN="" PERF_VERSION="" PERF_CAUSE="" PERF_PID=0
+_PERF_CTL_FD="" _PERF_ACK_FD="" _PERF_DIR="" _PERF_CLEANUP_SET=0 _PERF_LOG=/dev/null
+
+# _perf_record_args: the common record arguments (event, period, call graph).
+_perf_record_args() {
+    local cg=$PERF_CALLGRAPH
+    [ "$cg" = dwarf ] && cg="dwarf,8192"
+    # --no-buildid-cache: nothing copied to ~/.debug (python3.11 alone is 6 MB)
+    echo "-e cpu-clock -c $((PERF_PERIOD_US * 1000)) -P --call-graph $cg --no-buildid-cache"
+}
+
+# _perf_first_error FILE: the most telling line of perf's stderr (perf's own
+# "Error:" heading is skipped: the line after it says what).
+_perf_first_error() {
+    local l re
+    for re in 'permission|paranoid|not permitted|access to|operation not|not supported|no such|not found' \
+              'invalid|cannot|can.t|failed|unknown|error'; do
+        l=$(grep -v -iE '^[[:space:]]*error:?[[:space:]]*$' "$1" 2>/dev/null | grep -m1 -iE "$re")
+        [ -n "$l" ] && break
+    done
+    [ -n "$l" ] || l=$(grep -m1 -v '^[[:space:]]*$' "$1" 2>/dev/null)
+    printf '%s' "${l:0:200}" | tr -s ' \t' ' '
+}
+
+perf_probe() {
+    local want=${C1M_PERF:-perf} tmp rc
+    PERF_BIN="" PERF_VERSION="" PERF_CAUSE=""
+    if ! PERF_BIN=$(command -v "$want" 2>/dev/null) || [ -z "$PERF_BIN" ] || [ ! -x "$PERF_BIN" ]; then
+        PERF_BIN=""
+        PERF_CAUSE="perf not found ('$want'$([ -n "${C1M_PERF:-}" ] && echo " from C1M_PERF" || echo " on PATH")): apt-get install linux-perf (or harness/install-deps.sh anatomy)"
+        return 1
+    fi
+    tmp=$(mktemp -d /tmp/c1m-perf-probe.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    # Debian's /usr/bin/perf may be a wrapper that looks for perf_<kernel
+    # version> and fails on a kernel it has no perf for: its message says so.
+    timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"
+    rc=$?
+    if [ $rc != 0 ] || ! grep -q '^perf version' "$tmp/v"; then
+        PERF_CAUSE="'$PERF_BIN --version' failed (exit $rc: $(_perf_first_error "$tmp/e"))"
+        rm -rf "$tmp"; return 1
+    fi
+    PERF_VERSION=$(sed -n 's/^perf version //p' "$tmp/v" | head -n 1)
+    # shellcheck disable=SC2046
+    timeout 30 "$PERF_BIN" record -q $(_perf_record_args) -o "$tmp/probe.data" -- sleep 0.01 \
+        > /dev/null 2> "$tmp/e"
+    rc=$?
+    if [ $rc != 0 ]; then
+        PERF_CAUSE="perf refused to sample (perf record exit $rc: $(_perf_first_error "$tmp/e"); uid $(id -u), kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'))"
+        rm -rf "$tmp"; return 1
+    fi
+    if ! timeout 30 "$PERF_BIN" script -i "$tmp/probe.data" --no-inline -F comm,pid,tid,period,event,ip,sym,dso \
+            > /dev/null 2> "$tmp/e"; then
+        PERF_CAUSE="perf script cannot read what perf record wrote ($(_perf_first_error "$tmp/e"))"
+        rm -rf "$tmp"; return 1
+    fi
+    rm -rf "$tmp"
+    return 0
+}
+
+# perf_start DATA PIDS_CSV LOG
+perf_start() {
+    local data=$1 pids=$2 plog=$3 i
+    PERF_PID=0 _PERF_LOG=$plog
+    _PERF_DIR=$(mktemp -d /tmp/c1m-perf-ctl.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    mkfifo "$_PERF_DIR/ctl" "$_PERF_DIR/ack" || { PERF_CAUSE="mkfifo failed"; return 1; }
+    # read-write opens of a FIFO never block (whether perf opened it yet or not)
+    exec {_PERF_CTL_FD}<>"$_PERF_DIR/ctl" {_PERF_ACK_FD}<>"$_PERF_DIR/ack"
+    # shellcheck disable=SC2046
+    # -m: 4 MiB of ring buffer per thread (a DWARF sample is ~8 KiB; perf
+    # competes for the 2 CPUs with the server and the client during the ramp)
+    "$PERF_BIN" record $(_perf_record_args) -m 1024 -p "$pids" -D -1 \
+        --control "fifo:$_PERF_DIR/ctl,$_PERF_DIR/ack" -o "$data" > "$plog" 2>&1 &
+    PERF_PID=$!
+    if [ "$_PERF_CLEANUP_SET" = 0 ]; then on_exit perf_cleanup; _PERF_CLEANUP_SET=1; fi
+    # perf opens the events (one per thread of every pid), then reads the FIFO.
+    for ((i = 0; i < 5; i++)); do
+        kill -0 "$PERF_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if ! kill -0 "$PERF_PID" 2>/dev/null; then
+        wait "$PERF_PID"
+        PERF_CAUSE="perf record exited at once ($(_perf_first_error "$plog"))"
+        PERF_PID=0
+        perf_cleanup
+        return 1
+    fi
+}
+
+# _perf_ctl CMD: send CMD, wait up to 30 s for perf's "ack" (perf opens one
+# event per thread of every pid before it reads the FIFO: at 1M that is 50+
+# processes). A perf that exits meanwhile fails at once, saying why.
+_perf_ctl() {
+    local reply i
+    [ "$PERF_PID" != 0 ] || return 1
+    printf '%s\n' "$1" >&"$_PERF_CTL_FD" || return 1
+    for ((i = 0; i < 30; i++)); do
+        if read -r -t 1 -u "$_PERF_ACK_FD" reply; then
+            [ "$reply" = ack ] && return 0
+            continue
+        fi
+        if ! kill -0 "$PERF_PID" 2>/dev/null; then
+            PERF_CAUSE="perf record exited before acknowledging '$1' ($(_perf_first_error "$_PERF_LOG"))"
+            return 1
+        fi
+    done
+    PERF_CAUSE="perf did not acknowledge '$1' within 30 s"
+    return 1
+}
+perf_enable() { _perf_ctl enable; }
+perf_disable() { _perf_ctl disable; }
+
+# perf_stop: SIGINT (perf then writes its file), up to 120 s, then SIGKILL.
+# Returns perf's exit status (0 when it wrote its data).
+perf_stop() {
+    local pid=$PERF_PID i rc
+    [ "$pid" != 0 ] || return 1
+    kill -INT "$pid" 2>/dev/null
+    for ((i = 0; i < 1200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && { log "perf pid $pid ignored SIGINT for 120 s: SIGKILL"; kill -KILL "$pid" 2>/dev/null; }
+    wait "$pid"; rc=$?
+    PERF_PID=0
+    perf_cleanup
+    # perf record exits 130 (or 0) after SIGINT, having written its data
+    [ "$rc" = 0 ] || [ "$rc" = 130 ]
+}
+
+# perf_lost LOG: perf record's own warning about samples it lost (its ring
+# buffers overflowed), as one line; empty when it lost none.
+perf_lost() {
+    grep -m1 -iE 'lost [0-9]+ (chunks|samples)|lost samples|[0-9]+ lost' "$1" 2>/dev/null \
+        | tr -s ' \t' ' ' | cut -c1-200
+}
+
+# perf_cleanup: the perf we started and not yet stopped (PERF_PID, a child
+# of this shell) is stopped; the control FIFOs are closed and removed. On the
+# cleanup stack (a run that stops early) and after every perf_stop.
+perf_cleanup() {
+    if [ "$PERF_PID" != 0 ]; then
+        kill -INT "$PERF_PID" 2>/dev/null
+        stop_pid "$PERF_PID" 10
+        PERF_PID=0
+    fi
+    if [ -n "$_PERF_CTL_FD" ]; then exec {_PERF_CTL_FD}>&-; _PERF_CTL_FD=""; fi
+    if [ -n "$_PERF_ACK_FD" ]; then exec {_PERF_ACK_FD}>&-; _PERF_ACK_FD=""; fi
+    [[ $_PERF_DIR == /tmp/c1m-perf-ctl.* ]] && rm -rf "$_PERF_DIR"
+    _PERF_DIR=""
+    return 0
+}
