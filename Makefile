@@ -64,6 +64,32 @@ $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) | $
 $(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/tests:
 	mkdir -p $@
 
+# ---- contenders on other event libraries (issue 12), sharing c1m-server's
+# command line (c_server/contender/): c1m-libuv (libuv1-dev) and c1m-uring
+# (liburing-dev). Their headers come from harness/install-deps.sh build, run
+# when missing, as for the extension's Python.h.
+ALT_CFLAGS := $(CFLAGS) -Ic_server/lib -Ic_server/server -Ic_server/contender
+ALT_HDRS := $(wildcard c_server/lib/*.h c_server/server/server.h c_server/contender/*.h)
+CONTENDER_OBJ := $(patsubst c_server/contender/%.c,$(BUILD)/contender/%.o,$(wildcard c_server/contender/*.c))
+LIBUV_OBJ := $(patsubst c_server/libuv/%.c,$(BUILD)/libuv/%.o,$(wildcard c_server/libuv/*.c))
+URING_OBJ := $(patsubst c_server/uring/%.c,$(BUILD)/uring/%.o,$(wildcard c_server/uring/*.c))
+ALT_BINS := $(if $(LIBUV_OBJ),$(BUILD)/c1m-libuv) $(if $(URING_OBJ),$(BUILD)/c1m-uring)
+c: $(ALT_BINS)
+$(BUILD)/contender/%.o: c_server/contender/%.c $(ALT_HDRS) | $(BUILD)/contender
+	$(CC) $(ALT_CFLAGS) -c $< -o $@
+$(BUILD)/libuv/%.o: c_server/libuv/%.c $(ALT_HDRS) $(wildcard c_server/libuv/*.h) | $(BUILD)/libuv
+	@test -f /usr/include/uv.h || harness/install-deps.sh build
+	$(CC) $(ALT_CFLAGS) -c $< -o $@
+$(BUILD)/uring/%.o: c_server/uring/%.c $(ALT_HDRS) $(wildcard c_server/uring/*.h) | $(BUILD)/uring
+	@test -f /usr/include/liburing.h || harness/install-deps.sh build
+	$(CC) $(ALT_CFLAGS) -c $< -o $@
+$(BUILD)/c1m-libuv: $(LIBUV_OBJ) $(CONTENDER_OBJ) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -luv -o $@
+$(BUILD)/c1m-uring: $(URING_OBJ) $(CONTENDER_OBJ) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -luring -o $@
+$(BUILD)/contender $(BUILD)/libuv $(BUILD)/uring:
+	mkdir -p $@
+
 # ---- the Python extension (pyext/), built for $(PYTHON) into $(BUILD)/pyext
 PYEXT_SRC := $(wildcard pyext/*.c pyext/*.h) $(LIB_SRC) $(wildcard c_server/lib/*.h)
 pyext: $(BUILD)/pyext/.built

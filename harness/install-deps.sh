@@ -5,9 +5,10 @@ set -euo pipefail
 what=${1:-test}
 pkgs=(gcc make libc6-dev python3 python3-dev python3-setuptools)
 case "$what" in
-    build) ;;
-    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop gnuplot-nox) ;;
-    bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop) ;;
+    # the contenders on libuv and io_uring (c_server/libuv, c_server/uring)
+    build) pkgs+=(libuv1-dev liburing-dev) ;;
+    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop python3-gevent gnuplot-nox) ;;
+    bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop python3-gevent) ;;
     # make fuzz: clang and the compiler-rt of the same LLVM version (the
     # unversioned libclang-rt-dev follows clang), which holds libFuzzer for
     # -fsanitize=fuzzer; clang only recommends it.

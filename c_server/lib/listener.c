@@ -124,11 +124,7 @@ int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, 
     l->reuse_port = reuse_port;
     l->fd = -1;
     l->cap = cap;
-    l->resume_at = cap > 0 ? cap - cap / 10 : 0;
-    /* below 10 the 10% margin is 0: re-open one below the cap, but never
-     * at 0 (a cap of 1 would then stay closed for good: open < 0 never holds) */
-    if (cap > 1 && l->resume_at >= cap)
-        l->resume_at = cap - 1;
+    l->resume_at = c1m_listener_resume_at(cap);
     l->open_count = open_count;
     l->on_accept = on_accept;
     l->on_state = on_state;
@@ -144,6 +140,16 @@ int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, 
         return -1;
     }
     return 0;
+}
+
+long c1m_listener_resume_at(long cap)
+{
+    long r = cap > 0 ? cap - cap / 10 : 0;
+    /* below 10 the 10% margin is 0: re-open one below the cap, but never
+     * at 0 (a cap of 1 would then stay closed for good: open < 0 never holds) */
+    if (cap > 1 && r >= cap)
+        r = cap - 1;
+    return r;
 }
 
 void c1m_listener_conn_closed(struct c1m_listener *l)

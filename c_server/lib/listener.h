@@ -44,6 +44,10 @@ struct c1m_listener {
 int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, int port,
                       int backlog, int reuse_port, long cap, long *open_count,
                       c1m_accept_fn *on_accept, c1m_listen_state_fn *on_state, void *ud);
+/* The open count below which a listener closed at `cap` re-opens: 90% of the
+ * cap, one below it for small caps, never 0 (cap <= 0: 0). The one rule, also
+ * used by the contenders on other event loops (c_server/libuv, c_server/uring). */
+long c1m_listener_resume_at(long cap);
 /* Tell the listener a connection closed: re-opens it when below resume_at. */
 void c1m_listener_conn_closed(struct c1m_listener *l);
 /* Close for good (also cancels a pending retry). */

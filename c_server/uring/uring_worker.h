@@ -1,0 +1,20 @@
+/* uring_worker.h - one c1m-uring worker process (uring_worker.c), and the
+ * check that this kernel has what it needs (uring_probe.c). */
+#ifndef C1M_URING_WORKER_H
+#define C1M_URING_WORKER_H
+
+#include <stddef.h>
+
+#include "server.h"
+#include "stats.h"
+
+/* Run worker `index` until SIGTERM/SIGINT; its counters go to st->w[index].
+ * Returns its exit status. */
+int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int index);
+
+/* 0 when io_uring is usable here with provided-buffer rings and multishot
+ * receive (hence multishot accept, which came with the rings); else -1 and
+ * the reason in why[len]. Sets nothing up that outlives the call. */
+int uring_probe(char *why, size_t len);
+
+#endif
