@@ -1,6 +1,7 @@
 """Where a Python contender's per-connection bytes go.
 
     python3 -m py_server.anatomy --loop asyncio --api streams [--conns 2000] [--port 9700]
+    python3 -m py_server.anatomy --loop gevent          (--api blocking: the only one)
 
 Runs one worker of the chosen contender in this process (no fork), opens
 --conns idle connections to it with the C client (build/c1m-client, a separate
@@ -72,13 +73,17 @@ def report(kind, n, before, after, rss0, rss1, top):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m py_server.anatomy", description=__doc__.split("\n\n")[0])
-    p.add_argument("--loop", choices=("asyncio", "uvloop", "c1m"), default="asyncio")
-    p.add_argument("--api", choices=("streams", "protocol"), default="protocol")
+    p.add_argument("--loop", choices=("asyncio", "uvloop", "c1m") + cli.BLOCKING_LOOPS,
+                   default="asyncio")
+    p.add_argument("--api", choices=("streams", "protocol", "blocking"), default=None,
+                   help="default: blocking for gevent and threads, else protocol")
     p.add_argument("--conns", type=int, default=2000, help="idle connections (default 2000)")
     p.add_argument("--port", type=int, default=9700)
     p.add_argument("--top", type=int, default=12, help="types listed (default 12)")
     p.add_argument("--client", default=os.path.join(ROOT, "build", "c1m-client"))
     a = p.parse_args(argv)
+    if a.api is None:
+        a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
     if not 1 <= a.conns <= cli.nofile_limit() - cli.FD_RESERVE:
         p.error("--conns: 1..%d (one worker)" % (cli.nofile_limit() - cli.FD_RESERVE))
     if not os.access(a.client, os.X_OK):

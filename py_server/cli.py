@@ -21,9 +21,15 @@ KINDS = {
     ("uvloop", "streams"): "uvloop-streams",
     ("uvloop", "protocol"): "uvloop-protocol",
     ("c1m", "protocol"): "pyext",
+    ("gevent", "blocking"): "gevent",    # a greenlet per connection (gevent_server.py)
+    ("threads", "blocking"): "threads",  # a thread per connection (threads_server.py)
 }
+# The loops whose handler blocks (blocking.py): no --push (only the Protocol
+# and streams contenders push).
+BLOCKING_LOOPS = ("gevent", "threads")
 
-USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m --api streams|protocol [--host H] "
+USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api streams|protocol|"
+         "blocking\n       [--host H] "
          "[--port P]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
          "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--stats PATH] [--quiet]")
 
@@ -33,9 +39,12 @@ EPILOG = """contenders (each step changes one thing):
   --loop uvloop  --api protocol   uvloop-protocol: the same class on uvloop
   --loop c1m     --api protocol   pyext: the same class on the c1m extension's loop
   --loop uvloop  --api streams    uvloop-streams: seed 000's handler on uvloop
+  --loop gevent  --api blocking   gevent: StreamServer, a greenlet per connection
+  --loop threads --api blocking   threads: a thread per connection (--thread-stack)
 
 Exit status: 0 after SIGTERM/SIGINT with every worker clean, 1 if a worker failed
-or died, 2 on a usage error, 3 if the loop is unavailable (uvloop or c1m not importable).
+or died, 2 on a usage error, 3 if the loop is unavailable (uvloop, c1m or gevent not
+importable).
 """
 
 
@@ -116,10 +125,17 @@ def build_parser():
                 description="Holds idle TCP connections in N SO_REUSEPORT worker processes on a "
                             "Python event loop. Answers \"ping\\n\" with \"pong\\n\"; other lines "
                             "are counted.")
-    p.add_argument("--loop", required=True, choices=("asyncio", "uvloop", "c1m"),
-                   help="event loop: asyncio's default, uvloop, or the c1m extension's")
-    p.add_argument("--api", required=True, choices=("streams", "protocol"),
-                   help="seed 000's streams handler, or the Protocol class")
+    p.add_argument("--loop", required=True,
+                   choices=("asyncio", "uvloop", "c1m") + BLOCKING_LOOPS,
+                   help="event loop: asyncio's default, uvloop, the c1m extension's; or "
+                        "gevent's hub, or none (threads)")
+    p.add_argument("--api", required=True, choices=("streams", "protocol", "blocking"),
+                   help="seed 000's streams handler, the Protocol class, or a handler that "
+                        "blocks in recv/send (gevent, threads)")
+    p.add_argument("--thread-stack", default=None, metavar="B",
+                   type=_number(32768, 1 << 30, True, "expects bytes 32768-1073741824"),
+                   help="--loop threads: stack size of each connection thread "
+                        "(threading.stack_size; default 256 KiB)")
     p.add_argument("--host", default="0.0.0.0", type=_host,
                    help="address to listen on (default 0.0.0.0)")
     # not 0: a kernel-chosen port is reported nowhere, and a listener re-opened
@@ -165,7 +181,14 @@ def parse(argv=None):
     cfg = p.parse_args(argv)
     kind = KINDS.get((cfg.loop, cfg.api))
     if kind is None:
+        if cfg.loop in BLOCKING_LOOPS or cfg.api == "blocking":
+            p.error("argument --api: --loop gevent and --loop threads take --api blocking, "
+                    "and only they")
         p.error("argument --api: the c1m loop has no streams API; use --api protocol")
+    if cfg.thread_stack is not None and cfg.loop != "threads":
+        p.error("argument --thread-stack: only for --loop threads")
+    if cfg.loop in BLOCKING_LOOPS and getattr(cfg, "push", 0):
+        p.error("argument --push: not implemented by --loop %s" % cfg.loop)
     cfg.kind = kind
     nofile = nofile_limit()
     limit = nofile - FD_RESERVE

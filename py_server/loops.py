@@ -76,6 +76,9 @@ def check_available(loop_name):
         import_uvloop()
     elif loop_name == "c1m":
         import_c1m()
+    elif loop_name == "gevent":
+        from .gevent_server import import_gevent
+        import_gevent()
 
 
 class _LoopCalls:
@@ -263,4 +266,10 @@ def abort_protocols():
 def make_backend(cfg, counters):
     if cfg.loop == "c1m":
         return C1mBackend(cfg, counters)
+    if cfg.loop == "gevent":  # a greenlet per connection (gevent_server.py)
+        from .gevent_server import GeventBackend
+        return GeventBackend(cfg, counters)
+    if cfg.loop == "threads":  # a thread per connection (threads_server.py)
+        from .threads_server import ThreadsBackend
+        return ThreadsBackend(cfg, counters)
     return AsyncioBackend(cfg, counters)

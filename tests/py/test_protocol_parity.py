@@ -8,8 +8,14 @@ $C1M_SERVER, else beside $C1M_STAT, else in build/ (loop name "c"). The loop-lev
 process on asyncio, uvloop and c1m.Loop, using only the API subset the c1m
 extension provides (create_server, call_later, run_forever, stop).
 
-Select the loop with C1M_TEST_LOOP=c|asyncio|uvloop|c1m (comma-separated list
-allowed). Default: every available loop; uvloop and c1m are skipped with the
+The contenders on other libraries (issue 12) run the same cases: c1m-libuv and
+c1m-uring (loop names "libuv", "uring"; beside c1m-server, skipped when not
+built, and c1m-uring also when `c1m-uring --check` says this kernel cannot run
+it), gevent and threads (py_server --api blocking; gevent skipped when it
+cannot be imported).
+
+Select the loop with C1M_TEST_LOOP=c|asyncio|uvloop|c1m|libuv|uring|gevent|threads
+(comma-separated list allowed). Default: every available loop; uvloop and c1m are skipped with the
 reason when they cannot be imported. A loop named explicitly but unavailable
 fails instead of skipping.
 
@@ -41,7 +47,11 @@ from py_server.protocol import (CLOSED, DRAINED, DRAINING, MAX_LINE, NOT_PING, S
 PYTHON = os.environ.get("C1M_PYTHON") or (
     "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
 HOST = "127.0.0.1"
-ALL_LOOPS = ("c", "asyncio", "uvloop", "c1m")
+ALL_LOOPS = ("c", "asyncio", "uvloop", "c1m", "libuv", "uring", "gevent", "threads")
+# loop name -> the C program beside c1m-server, and the counters file's kind
+C_CONTENDERS = {"c": "c1m-server", "libuv": "c1m-libuv", "uring": "c1m-uring"}
+KIND = {"c": "c", "c1m": "pyext", "libuv": "libuv", "uring": "io_uring", "gevent": "gevent",
+        "threads": "threads"}
 
 
 def c_server_path():
@@ -53,6 +63,12 @@ def c_server_path():
     return os.path.join(REPO, "build", "c1m-server")
 
 
+def c_program_path(loop):
+    """A C contender's binary: c1m-server's path, or its sibling's."""
+    path = c_server_path()
+    return path if loop == "c" else os.path.join(os.path.dirname(path), C_CONTENDERS[loop])
+
+
 def requested_loops():
     env = os.environ.get("C1M_TEST_LOOP", "").strip()
     if not env:
@@ -62,16 +78,23 @@ def requested_loops():
 
 def loop_status(name):
     """(available, reason)."""
-    if name == "c":
-        path = c_server_path()
+    if name in C_CONTENDERS:
+        path = c_program_path(name)
         if not os.access(path, os.X_OK):
-            return False, "no c1m-server at %s (make build; or set C1M_SERVER)" % path
+            return False, "no %s at %s (make build; or set C1M_SERVER)" % (C_CONTENDERS[name], path)
+        if name == "uring":  # the kernel may lack io_uring or its multishot requests
+            r = subprocess.run([path, "--check"], capture_output=True, text=True, timeout=30)
+            if r.returncode == 3:
+                return False, r.stderr.strip()
         return True, ""
     try:
         if name == "uvloop":
             import_uvloop()
         elif name == "c1m":
             import_c1m()
+        elif name == "gevent":
+            from py_server.gevent_server import import_gevent
+            import_gevent()
     except Unavailable as e:
         return False, str(e)
     return True, ""
@@ -195,8 +218,8 @@ def send_while_reading(s, payload, expect, timeout=20.0):
 
 def server_command(loop, api, port, stats_path, *extra):
     """The command line of one contender with one worker on HOST:port."""
-    if loop == "c":
-        cmd = [c_server_path()]
+    if loop in C_CONTENDERS:
+        cmd = [c_program_path(loop)]
     else:
         cmd = [PYTHON, "-m", "py_server", "--loop", loop, "--api", api]
     cmd += ["--host", HOST, "--port", str(port), "--workers", "1", "--stats", stats_path,
@@ -891,7 +914,7 @@ class ServerParity:
 
     def test_counters_file(self):
         snap = pstats.read_file(self.stats_path)
-        kind = {"c": "c", "c1m": "pyext"}.get(self.loop, "%s-%s" % (self.loop, self.api))
+        kind = KIND.get(self.loop, "%s-%s" % (self.loop, self.api))
         self.assertEqual(snap["kind"], kind)
         self.assertEqual(snap["parent_pid"], self.proc.pid)
         self.assertEqual(len(snap["workers"]), 1)
@@ -977,9 +1000,14 @@ CONTENDERS = [  # loop, api, port (cap server: port + 10, --max-pending server: 
     ("uvloop", "protocol", 9203),
     ("uvloop", "streams", 9204),
     ("c1m", "protocol", 9205),
+    ("libuv", "c", 9340),
+    ("uring", "c", 9341),
+    ("gevent", "blocking", 9342),
+    ("threads", "blocking", 9343),
 ]
 for _loop, _api, _port in CONTENDERS:
-    _name = "Server_c" if _loop == "c" else "Server_%s_%s" % (_loop, _api)
+    _name = ("Server_%s" % _loop if _loop == "c" or _api in ("c", "blocking")
+             else "Server_%s_%s" % (_loop, _api))
     globals()[_name] = type(_name, (ServerParity, unittest.TestCase),
                             {"loop": _loop, "api": _api, "port": _port})
 del _loop, _api, _port, _name
