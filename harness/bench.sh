@@ -40,7 +40,8 @@ usage() {
 usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=value ...)
   TIERS=300k,500k,800k,1m   connection counts, run smallest first (k/m suffixes)
   CONTENDERS=...            comma list of c, pyext, asyncio-protocol, asyncio-streams,
-                            uvloop (default: all, uvloop only when importable)
+                            uvloop, io_uring, libuv, gevent, threads, or `all` (default:
+                            the first five, uvloop only when importable)
   REPEAT=1                  runs per contender and tier, interleaved; summary = median
   HOLD=10                   seconds held after the ramp (idle CPU with heartbeats)
   HEARTBEAT=auto            ping period in s; auto = max(5, N/20000): <= ~20k pings/s
@@ -131,6 +132,9 @@ read_settings() {
     CONT=()
     if [ -n "${CONTENDERS:-}" ]; then
         IFS=', ' read -r -a items <<<"$CONTENDERS"
+        # all: every known contender (lib/contenders.sh), the ones this machine
+        # cannot run recorded unavailable
+        [ "${items[*]}" = all ] && items=("${C1M_CONTENDERS[@]}")
         for c in "${items[@]}"; do
             contender_known "$c" || bad "CONTENDERS: unknown contender '$c' (known: ${C1M_CONTENDERS[*]})"
             [[ " ${CONT[*]} " == *" $c "* ]] || CONT+=("$c")

@@ -8,9 +8,12 @@
 # --quiet [--worker-conns N] and any scenario's extra flags), speaks the wire
 # protocol of DEVELOPERS.md and publishes the live counters file.
 
-# Known contenders, in ladder order (cost: cheapest first).
-C1M_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
-# What bench.sh runs when CONTENDERS is unset (uvloop only when importable).
+# Known contenders, in ladder order (cost: cheapest first). CONTENDERS=all runs
+# every one of them; one this machine cannot run (exit 3: c1m-uring on a kernel
+# without multishot io_uring, gevent not importable) is recorded `unavailable`.
+C1M_CONTENDERS=(c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent threads)
+# What bench.sh runs when CONTENDERS is unset (uvloop only when importable):
+# the default run keeps its length; the issue-12 contenders come with CONTENDERS=all.
 C1M_DEFAULT_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
 
 # contender_cmd NAME ARG...: the command line (words) that starts contender NAME
@@ -23,6 +26,11 @@ contender_cmd() {
         asyncio-protocol) echo "$PYTHON -m py_server --loop asyncio --api protocol $*" ;;
         asyncio-streams) echo "$PYTHON -m py_server --loop asyncio --api streams $*" ;;
         uvloop) echo "$PYTHON -m py_server --loop uvloop --api protocol $*" ;;
+        libuv) echo "$BUILD/c1m-libuv $*" ;;
+        io_uring) echo "$BUILD/c1m-uring $*" ;;
+        gevent) echo "$PYTHON -m py_server --loop gevent --api blocking $*" ;;
+        # the thread stack is set explicitly, and so recorded in the run's server_cmd
+        threads) echo "$PYTHON -m py_server --loop threads --api blocking --thread-stack 256k $*" ;;
         *) return 1 ;;
     esac
 }
