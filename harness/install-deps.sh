@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-deps.sh {build|test|bench|fuzz}: install the Debian packages a target
+# install-deps.sh {build|test|bench|anatomy|fuzz}: install the Debian packages a target
 # needs, only those missing. Needs root (apt-get) when something is missing.
 set -euo pipefail
 what=${1:-test}
@@ -7,13 +7,15 @@ pkgs=(gcc make libc6-dev python3 python3-dev python3-setuptools)
 case "$what" in
     # the contenders on libuv and io_uring (c_server/libuv, c_server/uring)
     build) pkgs+=(libuv1-dev liburing-dev) ;;
-    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop python3-gevent gnuplot-nox) ;;
+    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop python3-gevent gnuplot-nox linux-perf) ;;
     bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop python3-gevent) ;;
+    # make anatomy-cpu: perf (Debian's linux-perf) samples the servers
+    anatomy) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop linux-perf) ;;
     # make fuzz: clang and the compiler-rt of the same LLVM version (the
     # unversioned libclang-rt-dev follows clang), which holds libFuzzer for
     # -fsanitize=fuzzer; clang only recommends it.
     fuzz) pkgs+=(clang libclang-rt-dev) ;;
-    *) echo "usage: install-deps.sh build|test|bench|fuzz" >&2; exit 2 ;;
+    *) echo "usage: install-deps.sh build|test|bench|anatomy|fuzz" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

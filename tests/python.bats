@@ -74,6 +74,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: CPU anatomy layer rules, folded stacks, flame graph renderer (tests/py/test_perf_layers.py)" {
+    run py -m unittest tests.py.test_perf_layers
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "c1m extension smoke test (tests/py/pyext_smoke.py)" {
     run py tests/py/pyext_smoke.py
     assert_success
