@@ -64,8 +64,9 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             grows with the run's own fds: 16-21% of the machine at 1M here)
   SCENARIO=idle             what a run does after the hold: idle, or a harness/lib/scenarios/
                             NAME.sh (its own knobs: harness/README.md "Scenarios")
-  PROFILE=tuned             comma list of kernel profiles, each run as its own condition
-                            (harness/README.md "Kernel profiles")
+  PROFILE=tuned             comma list of kernel profiles, each run as its own condition:
+                            tuned, stock, tuned-KEY, a profile FILE, ablate (harness/README.md
+                            "Kernel profiles and connect rates")
   RATE=0                    comma list of client connect rates (connections/s, 0 = unlimited),
                             each run as its own condition
 USAGE

@@ -4,7 +4,9 @@
 # ramp/*.csv and meta.json alone. Needs no root.
 #
 # harness/lib/results.py turns the records into gnuplot data files under
-# RUN_DIR/plots/data/ (derived, safe to delete); harness/plots/*.gp draw them.
+# RUN_DIR/plots/data/ (derived, safe to delete); harness/plots/*.gp draw them
+# (the tier, ramp and bytes plots, and those the report modules
+# harness/lib/report_*.py ask for: profiles, scenarios).
 #
 # Exit: 0 done, 1 error (missing input, gnuplot missing or failing), 2 usage.
 set -uo pipefail
@@ -57,6 +59,13 @@ main() {
     fi
     [[ " $have " == *" ramp "* ]] && draw ramp
     [[ " $have " == *" bytes "* ]] && draw bytes
+    # the report modules' plots (lib/report_*.py plotdata: harness/plots/NAME.gp)
+    local w
+    for w in $have; do
+        case $w in tiers|ramp|bytes) continue ;; esac
+        [[ $w =~ ^[a-z0-9_]+$ ]] && [ -f "$GPDIR/$w.gp" ] || die "results.py asked for a plot without a script: harness/plots/$w.gp"
+        draw "$w"
+    done
     "$PYTHON" "$RESULTS_PY" report "$run" || die "cannot write $run/report.md"
     log "plots in $plots/, report in $run/report.md"
 }

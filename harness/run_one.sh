@@ -34,7 +34,8 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
-  of its variants; --profile: the kernel profile (tuned); --rate: client connects/s (0 = unlimited)
+  of its variants; --profile: the kernel profile (tuned, stock,
+  tuned-KEY or a profile FILE: harness/lib/profiles.sh); --rate: client connects/s (0 = unlimited)
   --log FILE: append this script's messages and progress to FILE (not stderr)
 USAGE
     exit 2
@@ -211,6 +212,19 @@ client=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$por
 [ "$rate" != 0 ] && client+=(--rate "$rate")
 # shellcheck disable=SC2207  # the scenario's flags are words
 client+=($(scenario_client_args))
+# The accept queues (lib/acceptq.py, inside the namespace): every listener's
+# Recv-Q at 10 Hz through the ramp, for its high-water mark (acceptq_*).
+# Its first sample is taken before the client starts; stopped when the ramp ends.
+rm -f "$out/acceptq.csv"
+ip netns exec "$ns" "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" sample --out "$out/acceptq.csv" \
+    --max-seconds "$(( timeout + 60 < 86400 ? timeout + 60 : 86400 ))" 2>> "$out/acceptq.log" &
+apid=$!
+state_pid acceptq "$apid"
+on_exit stop_pid "$apid" 5
+for ((i = 0; i < 50; i++)); do
+    [ -s "$out/acceptq.csv" ] && [ "$(wc -l < "$out/acceptq.csv")" -ge 2 ] && break
+    sleep 0.1
+done
 cpu0=$(cpu_ticks $pids)
 read -r mb0 mt0 <<<"$(machine_cpu)"
 mark
@@ -249,6 +263,9 @@ R[t_accept_s]=$(elapsed "$t0" "$t1")
 [ "$reached" = 1 ] && R[status]=ok
 R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
 R[machine_cpu_connect_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
+stop_pid "$apid" 5
+while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done \
+    < <("$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" 2>/dev/null)
 sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
 read -r full_anon full_pss <<<"$(rss_kib $pids)"
 read -r sock1 slab1 <<<"$(slab_kib)"
@@ -263,7 +280,9 @@ if [ "$n" -gt 0 ]; then
 fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
-read -r "R[listen_overflows]" "R[listen_drops]" "R[reqq_full]" <<<"$(netns_nstat "$ns")"
+# The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
+while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
+
 
 # hold_wait S: sleep S seconds showing a countdown. The sleep runs in the
 # background so a stop signal is handled at once, not after the sleep.

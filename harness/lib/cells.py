@@ -1,4 +1,9 @@
-"""cells.py - runs grouped by contender x tier, and which runs count.
+"""cells.py - runs grouped by contender x tier x condition, and which runs count.
+
+A run's condition (runs.csv `condition`: the kernel profile, scenario variant
+and client rate that differ from the default, e.g. "stock", "rate=20000";
+"" for the default) makes its own cell: runs of different conditions are
+never pooled. Older records without the column are the default condition.
 
 A cell's figures come from its `ok` runs only. Every other run is dropped and
 counted by status (summary, plots and report say how many and why). A cell
@@ -34,11 +39,33 @@ def status_of(r):
     return str(r.get("status") or "?")
 
 
-class Cell:
-    """One contender at one tier: all its runs, and the ones its figures use."""
+def condition_of(r):
+    return str(r.get("condition") or "")
 
-    def __init__(self, contender, tier, runs):
+
+def profile_of(r):
+    """A run's kernel profile as its condition names it (lib/profiles.sh
+    profile_label: tuned, stock, tuned-KEY, file=NAME): the condition without
+    the variant and the rate part; "tuned" when nothing is left (the default,
+    and records from before profiles)."""
+    parts = [p for p in condition_of(r).split("/")
+             if p and p != str(r.get("variant") or "") and not p.startswith("rate=")]
+    return parts[0] if parts else "tuned"
+
+
+def rate_of(r):
+    """The client's --rate of a run (0 = unlimited; also for older records)."""
+    v = num(r.get("rate"))
+    return int(v) if v and v > 0 else 0
+
+
+class Cell:
+    """One contender at one tier under one condition: all its runs, and the
+    ones its figures use."""
+
+    def __init__(self, contender, tier, runs, condition=""):
         self.contender, self.tier, self.runs = contender, tier, runs
+        self.condition = condition
         self.ok = [r for r in runs if status_of(r) == "ok"]
         disturbed = [r for r in runs if status_of(r) == "disturbed"]
         self.all_disturbed = not self.ok and bool(disturbed)
@@ -50,6 +77,11 @@ class Cell:
     @property
     def label(self):
         return label_of(self.tier)
+
+    @property
+    def name(self):
+        """"c 100k", or "c 100k stock" under a condition."""
+        return " ".join(x for x in (self.contender, self.label, self.condition) if x)
 
     @property
     def dropped(self):
@@ -76,13 +108,24 @@ def contenders_of(rows):
     return seen
 
 
+def conditions_of(rows):
+    """The conditions in first-seen order ("" = the default)."""
+    seen = []
+    for r in rows:
+        if condition_of(r) not in seen:
+            seen.append(condition_of(r))
+    return seen
+
+
 def cells(rows):
-    """[Cell] in first-seen contender order, then by tier."""
+    """[Cell] in first-seen contender order, then by tier, then by condition
+    (first-seen order: a before/after pair sits together)."""
     g = {}
     for r in rows:
-        g.setdefault((r.get("contender"), int(r["tier"])), []).append(r)
-    order = contenders_of(rows)
-    return [Cell(c, t, g[(c, t)]) for (c, t) in sorted(g, key=lambda k: (order.index(k[0]), k[1]))]
+        g.setdefault((r.get("contender"), int(r["tier"]), condition_of(r)), []).append(r)
+    order, conds = contenders_of(rows), conditions_of(rows)
+    keys = sorted(g, key=lambda k: (order.index(k[0]), k[1], conds.index(k[2])))
+    return [Cell(c, t, g[(c, t, d)], d) for (c, t, d) in keys]
 
 
 # The field that says why a run has its status (the note comes after it).
@@ -124,8 +167,8 @@ def dropped_text(cell_list):
         for r in d:
             if cause_of(r) and cause_of(r) not in causes:
                 causes.append(cause_of(r))
-        out.append("%s %s: %d of %d dropped (%s)%s%s" % (
-            c.contender, c.label, len(d), len(c.runs),
+        out.append("%s: %d of %d dropped (%s)%s%s" % (
+            c.name, len(d), len(c.runs),
             ", ".join("%s %d" % kv for kv in counts.items()),
             " " + DAGGER if c.all_disturbed else "",
             (": " + "; ".join(causes))[:200] if causes else ""))

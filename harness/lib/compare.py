@@ -1,6 +1,7 @@
 """compare.py - `make compare A=results/X B=results/Y`
-(`results.py compare A_DIR B_DIR`): for every contender and tier present in
-both results directories, the ratio of medians B/A of each metric with a
+(`results.py compare A_DIR B_DIR`): for every contender, tier and condition
+(cells.py; the tier column names a non-default condition after the tier)
+present in both results directories, the ratio of medians B/A of each metric with a
 percentile-bootstrap 95% interval of that ratio, and a verdict in the manner
 of pyperf's compare_to (bootstrap.verdict): "slower (significant)" /
 "faster (significant)" when the interval excludes 1.0 and the medians differ
@@ -44,19 +45,21 @@ def compare_rows(a_rows, b_rows, col, up, down):
     """[(contender, tier label, A text, B text, ratio text, interval text,
     verdict)] for every contender x tier in both; [(contender, tier label,
     side)] for those in one only."""
-    a = {(c.contender, c.tier): c for c in cellmod.cells(a_rows)}
-    b = {(c.contender, c.tier): c for c in cellmod.cells(b_rows)}
+    a = {(c.contender, c.tier, c.condition): c for c in cellmod.cells(a_rows)}
+    b = {(c.contender, c.tier, c.condition): c for c in cellmod.cells(b_rows)}
     order = cellmod.contenders_of(a_rows + b_rows)
-    keys = sorted(set(a) | set(b), key=lambda k: (order.index(k[0]), k[1]))
+    conds = cellmod.conditions_of(a_rows + b_rows)
+    keys = sorted(set(a) | set(b), key=lambda k: (order.index(k[0]), k[1], conds.index(k[2])))
     both, only = [], []
     for k in keys:
+        tier = " ".join(x for x in (cellmod.label_of(k[1]), k[2]) if x)
         if k not in a or k not in b:
-            only.append((k[0], cellmod.label_of(k[1]), "A" if k in a else "B"))
+            only.append((k[0], tier, "A" if k in a else "B"))
             continue
         va, vb = values(a[k], col), values(b[k], col)
         ratio, lo, hi, verdict = bootstrap.verdict(va, vb, up, down)
         med = lambda v: "%s (%d)" % (fmt(statistics.median(v)) if v else "-", len(v))  # noqa: E731
-        both.append((k[0], cellmod.label_of(k[1]), med(va), med(vb),
+        both.append((k[0], tier, med(va), med(vb),
                      "-" if ratio is None else "%.2f" % ratio,
                      "-" if ratio is None else "[%.2f, %.2f]" % (lo, hi), verdict))
     return both, only

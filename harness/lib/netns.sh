@@ -1,42 +1,34 @@
 # shellcheck shell=bash
-# netns.sh - a fresh network namespace per run with the kernel profile applied
-# inside it. Every key in the profile must be per-namespace: the host value is
-# compared before and after, and a key that leaked to the host is restored and
-# the run refused.
+# netns.sh - a fresh network namespace per run with the run's kernel profile
+# applied inside it (lib/profiles.sh: RUN_PROFILE, default tuned). Every key
+# must be per-namespace: the host value is compared before and after each
+# write, and a key that leaked to the host is restored and the run refused.
 
-C1M_PROFILE_FILE=${C1M_PROFILE_FILE:-$C1M_ROOT/harness/kernel-profile.conf}
+# shellcheck source=profiles.sh
+source "$C1M_ROOT/harness/lib/profiles.sh"
 
-profile_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_PROFILE_FILE" | awk -F= '{gsub(/[ \t]+$/,"",$1); gsub(/^[ \t]+/,"",$1); print $1}'; }
-profile_value() { sed -e 's/#.*//' "$C1M_PROFILE_FILE" | awk -F= -v k="$1" '{key=$1; gsub(/[ \t]/,"",key); if (key==k) {v=$2; sub(/^[ \t]+/,"",v); sub(/[ \t]+$/,"",v); print v}}'; }
-norm() { tr -s ' \t' ' ' <<<"$1"; }
-
-# netns_create NAME: create it, bring lo up, apply the profile. Registers deletion.
+# netns_create NAME: create it, bring lo up, apply the profile RUN_PROFILE.
+# Registers deletion. A profile this kernel refuses: exit 2 naming the key.
 netns_create() {
-    local ns=$1 k v host_before host_after
+    local ns=$1 err
     ip netns del "$ns" 2>/dev/null || true       # left by an interrupted run of ours
     state_put netns "$ns"                        # before it exists: found again after kill -9
     on_exit netns_delete "$ns"
     ip netns add "$ns" || die "ip netns add $ns failed"
     ip -n "$ns" link set lo up || die "cannot bring up lo in $ns"
-    while read -r k; do
-        v=$(profile_value "$k")
-        host_before=$(norm "$(sysctl -n "$k" 2>/dev/null)")
-        ip netns exec "$ns" sysctl -q -w "$k=$v" >/dev/null 2>&1 \
-            || die "cannot set $k=$v inside $ns (kernel too old for it?)"
-        host_after=$(norm "$(sysctl -n "$k" 2>/dev/null)")
-        if [ "$host_before" != "$host_after" ]; then
-            sysctl -q -w "$k=$host_before" >/dev/null
-            die "$k is not per-namespace on this kernel (it changed the host); restored it"
-        fi
-    done < <(profile_keys)
+    if ! err=$(profile_apply "$ns" "${RUN_PROFILE:-tuned}" 2>&1); then
+        log "error: --profile ${RUN_PROFILE:-tuned}: $err"
+        exit 2
+    fi
 }
 
-# netns_applied NAME: the profile's keys as actually in force in NAME, "key=value" lines.
+# netns_applied NAME: the profile keys as actually in force in NAME, "key=value"
+# lines: the same keys whatever the profile (profile_record_keys), so stock and
+# tuned runs compare key by key.
 netns_applied() {
-    local k
-    while read -r k; do
-        printf '%s=%s\n' "$k" "$(norm "$(ip netns exec "$1" sysctl -n "$k")")"
-    done < <(profile_keys)
+    local keys=()
+    mapfile -t keys < <(profile_record_keys "${RUN_PROFILE:-tuned}")
+    profile_read "$1" "${keys[@]}"
 }
 
 netns_delete() {

@@ -56,11 +56,25 @@ slab_detail() {
     awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {printf "%s=%d ", $1, $2 * $4 / 1024}' /proc/slabinfo
 }
 
-# netns_nstat NS: "overflows drops reqqfull" (absolute; a fresh netns starts at 0).
-netns_nstat() {
-    ip netns exec "$1" nstat -asz 2>/dev/null | awk '
-        $1=="TcpExtListenOverflows"{o=$2} $1=="TcpExtListenDrops"{d=$2} $1=="TcpExtTCPReqQFull"{q=$2}
-        END{printf "%d %d %d\n", o, d, q}'
+# netns_tcp_counters NS: the namespace's TCP drop counters as "column=value"
+# lines (absolute: a fresh namespace starts at 0), from its /proc/net/netstat
+# (a line of TcpExt names, then one of values). A counter this kernel lacks is
+# left out (unknown, never a made-up 0).
+#   listen_overflows  ListenOverflows: accept queue full, the handshake's ACK (or SYN) dropped
+#   listen_drops      ListenDrops: every drop at a listener (the overflows included)
+#   reqq_full_drop    TCPReqQFullDrop: SYN queue full, SYN dropped (no syncookies)
+#   reqq_full_cookies TCPReqQFullDoCookies: SYN queue full, answered with a syncookie
+#   syncookies_sent   SyncookiesSent
+#   syn_retrans       TCPSynRetrans: SYNs and SYN-ACKs retransmitted (client and server
+#                     both live in the namespace: this one counter has both)
+netns_tcp_counters() {
+    ip netns exec "$1" awk '
+        BEGIN { n["ListenOverflows"] = "listen_overflows"; n["ListenDrops"] = "listen_drops"
+                n["TCPReqQFullDrop"] = "reqq_full_drop"; n["TCPReqQFullDoCookies"] = "reqq_full_cookies"
+                n["SyncookiesSent"] = "syncookies_sent"; n["TCPSynRetrans"] = "syn_retrans" }
+        $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
+                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
+        /proc/net/netstat 2>/dev/null
 }
 
 # netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).

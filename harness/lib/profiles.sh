@@ -1,25 +1,224 @@
 # shellcheck shell=bash
-# profiles.sh - kernel profiles: which sysctls a run's namespace gets.
-# (Skeleton: only `tuned`, harness/kernel-profile.conf. H-A extends it with
-# stock, FILE, tuned-KEY and ablate.)
+# profiles.sh - kernel profiles: which sysctls a run's network namespace gets.
+#
+# bench.sh's PROFILE (a comma list) and run_one.sh's --profile take:
+#   tuned      harness/kernel-profile.conf (C1M_PROFILE_FILE=FILE stands in for
+#              it: the tests use a small one)
+#   stock      nothing written: the values a fresh namespace has on this kernel
+#   FILE       a profile file of your own (`key = value` lines, # comments); a
+#              path, recorded absolute; its label is file=NAME (NAME.conf)
+#   tuned-KEY  tuned with KEY left at its stock value (KEY: a key of tuned)
+#   ablate     PROFILE only: tuned-KEY for every key of tuned whose value
+#              differs from stock, then stock, then tuned
+# Every run reads back the same keys (tuned's, and a FILE's own after them)
+# into sysctl.txt, so any two profiles compare key by key.
+#
+# Only per-namespace keys are accepted: net.* keys that exist inside a network
+# namespace. profiles_expand checks every key and value in a throwaway
+# namespace (always deleted) before a run creates anything; the per-key leak
+# check (a write that changed the host is undone and refused) stays in every
+# apply. Needs common.sh (log, C1M_ROOT).
 
-# profile_check SPEC: 0 when SPEC names a profile; else "--profile: why" on stderr, 1.
-profile_check() {
-    [ "$1" = tuned ] && return 0
-    log "--profile: unknown profile '$1' (known: tuned)"
-    return 1
+profile_tuned_file() { printf '%s\n' "${C1M_PROFILE_FILE:-$C1M_ROOT/harness/kernel-profile.conf}"; }
+
+# Whitespace runs as one space, none at the ends: how values are compared.
+norm() { tr -s ' \t' ' ' <<<"$1" | sed -e 's/^ //' -e 's/ $//'; }
+# KEY's file under /proc/sys (net.core.somaxconn -> /proc/sys/net/core/somaxconn).
+sysctl_path() { printf '/proc/sys/%s\n' "${1//.//}"; }
+
+# profile_pairs FILE: its settings as "key=value" lines (comments and blank
+# lines dropped, spaces trimmed, inner whitespace as one space), in file order.
+profile_pairs() {
+    sed -e 's/#.*//' "$1" | awk -F= 'NF > 1 {
+        k = $1; gsub(/[ \t]/, "", k)
+        v = substr($0, index($0, "=") + 1); gsub(/[ \t]+/, " ", v); sub(/^ /, "", v); sub(/ $/, "", v)
+        print k "=" v }'
+}
+profile_keys_of() { profile_pairs "$1" | cut -d= -f1; }
+
+# profile_file_check FILE: 0 when FILE is a usable profile; else "why" on stderr, 1.
+# Static checks only (no namespace): syntax, net.* keys, keys this kernel has.
+profile_file_check() {
+    local f=$1 n=0 line k v seen=" "
+    [ -f "$f" ] && [ -r "$f" ] || { log "$f: not a readable file"; return 1; }
+    while IFS= read -r line || [ -n "$line" ]; do
+        n=$((n + 1))
+        [ "$n" -le 1000 ] || { log "$f: more than 1000 lines: not a profile"; return 1; }
+        line=${line%%#*}
+        [[ $line =~ ^[[:space:]]*$ ]] && continue
+        [[ $line == *=* ]] || { log "$f line $n: expects 'key = value': $line"; return 1; }
+        k=${line%%=*} v=${line#*=}
+        k=$(tr -d ' \t' <<<"$k") v=$(norm "$v")
+        [[ $k =~ ^[a-z0-9_]+(\.[A-Za-z0-9_-]+)+$ ]] || { log "$f line $n: not a sysctl key: '$k'"; return 1; }
+        [ -n "$v" ] || { log "$f line $n: $k has no value"; return 1; }
+        [[ $v == *=* ]] && { log "$f line $n: $k: a value cannot hold '='"; return 1; }
+        [[ $seen == *" $k "* ]] && { log "$f line $n: $k is set twice"; return 1; }
+        seen+="$k "
+        [[ $k == net.* ]] \
+            || { log "$k: not a network-namespace setting (only net.* keys live in a namespace; it would change the host)"; return 1; }
+        [ -e "$(sysctl_path "$k")" ] || { log "$k: this kernel has no such setting"; return 1; }
+    done < "$f"
+    [ "$seen" != " " ] || { log "$f: sets nothing (for the kernel's own values, use the profile stock)"; return 1; }
 }
 
-# profiles_expand LIST: the comma list's profiles, one per line, in order, no
-# duplicates; "PROFILE: why" on stderr and 1 for a bad one.
+# profile_label SPEC: the profile's name in a run's condition and the tables
+# (tuned, stock, tuned-KEY, file=NAME for a FILE).
+profile_label() {
+    case "$1" in
+        tuned|stock|tuned-*) printf '%s\n' "$1" ;;
+        *) local b=${1##*/}; b=${b%.conf}; printf 'file=%s\n' "${b//[^A-Za-z0-9._-]/_}" ;;
+    esac
+}
+
+# profile_check SPEC: 0 when SPEC names a profile (static checks: no namespace);
+# else "--profile: why" on stderr, 1. (bench.sh goes further: profiles_expand.)
+profile_check() {
+    local spec=$1 err tuned
+    tuned=$(profile_tuned_file)
+    case "$spec" in
+        ablate) log "--profile: ablate is a list of profiles: give it to bench.sh's PROFILE"; return 1 ;;
+        stock) return 0 ;;
+    esac
+    err=$(profile_file_check "$tuned" 2>&1) || { log "--profile: tuned profile $err"; return 1; }
+    case "$spec" in
+        tuned) return 0 ;;
+        tuned-*)
+            profile_keys_of "$tuned" | grep -qxF -- "${spec#tuned-}" && return 0
+            log "--profile: $spec: ${spec#tuned-} is not a key of the tuned profile ($(profile_keys_of "$tuned" | tr '\n' ' '| sed 's/ $//'))"
+            return 1 ;;
+    esac
+    if [[ $spec != */* ]] && [ ! -e "$spec" ]; then
+        log "--profile: unknown profile '$spec' (known: tuned, stock, tuned-KEY, ablate, or a profile FILE)"
+        return 1
+    fi
+    err=$(profile_file_check "$spec" 2>&1) || { log "--profile: $err"; return 1; }
+}
+
+# profile_writes SPEC: the "key=value" settings SPEC writes (nothing for stock).
+profile_writes() {
+    case "$1" in
+        stock) ;;
+        tuned) profile_pairs "$(profile_tuned_file)" ;;
+        tuned-*) profile_pairs "$(profile_tuned_file)" | awk -F= -v skip="${1#tuned-}" '$1 != skip' ;;
+        *) profile_pairs "$1" ;;
+    esac
+}
+
+# profile_record_keys SPEC: the keys a run of SPEC reads back into sysctl.txt:
+# tuned's, then a FILE's own that tuned lacks (the same keys for every profile).
+profile_record_keys() {
+    local tuned
+    tuned=$(profile_tuned_file)
+    profile_keys_of "$tuned"
+    case "$1" in
+        stock|tuned|tuned-*) ;;
+        *) profile_keys_of "$1" | grep -vxF -f <(profile_keys_of "$tuned") ;;
+    esac
+    return 0
+}
+
+# profile_missing_why KEY: why KEY cannot be set inside a namespace.
+profile_missing_why() {
+    if [ -e "$(sysctl_path "$1")" ]; then
+        echo "not a per-namespace setting on this kernel (the host has it, a network namespace does not)"
+    else
+        echo "this kernel has no such setting"
+    fi
+}
+
+# profile_apply NS SPEC: write SPEC's settings inside namespace NS. Each key must
+# exist in NS, and the host's value (this shell's namespace) must not move: a
+# key that changed it is put back and refused. "KEY: why" on stderr, 1 on the first
+# problem (NS then holds part of the profile: delete it).
+profile_apply() {
+    local ns=$1 spec=$2 k v before after
+    while IFS='=' read -r k v; do
+        [ -n "$k" ] || continue
+        ip netns exec "$ns" test -e "$(sysctl_path "$k")" || { log "$k: $(profile_missing_why "$k")"; return 1; }
+        before=$(norm "$(sysctl -n "$k" 2>/dev/null)")
+        ip netns exec "$ns" sysctl -q -w "$k=$v" >/dev/null 2>&1 \
+            || { log "$k = $v: the kernel refused this value"; return 1; }
+        after=$(norm "$(sysctl -n "$k" 2>/dev/null)")
+        if [ "$before" != "$after" ]; then
+            sysctl -q -w "$k=$before" >/dev/null 2>&1
+            log "$k: not per-namespace on this kernel (setting it changed the host; restored to $before)"
+            return 1
+        fi
+    done < <(profile_writes "$spec")
+}
+
+# profile_read NS KEY...: "key=value" per KEY as in force inside NS (one process;
+# "key" alone for a key NS does not have).
+profile_read() {
+    local ns=$1; shift
+    # shellcheck disable=SC2016  # expanded by the inner shell
+    ip netns exec "$ns" "$BASH" -c 'for k; do
+        if v=$(cat "/proc/sys/${k//.//}" 2>/dev/null); then
+            v=$(tr -s " \t" " " <<<"$v"); v=${v# }; printf "%s=%s\n" "$k" "${v% }"
+        else printf "%s\n" "$k"; fi; done' read "$@"
+}
+
+# profiles_probe SPEC...: in a throwaway namespace (always deleted, also on a
+# signal), read the stock value of every key the SPECs touch ("key=value"
+# lines on stdout) and apply each SPEC that writes something, as a run would.
+# "PROFILE: LABEL: KEY: why" on stderr and 1 on the first problem. A subshell:
+# its traps are its own.
+profiles_probe() (
+    local ns=c1m-$BASHPID-$RANDOM spec line keys=() err
+    trap 'ip netns del "$ns" 2>/dev/null' EXIT
+    trap 'exit 130' INT TERM HUP
+    ip netns add "$ns" 2>/dev/null || { log "PROFILE: cannot create a namespace to check the profiles"; exit 1; }
+    mapfile -t keys < <(for spec in "$@"; do profile_record_keys "$spec"; done | awk '!seen[$0]++')
+    while IFS= read -r line; do
+        [[ $line == *=* ]] || { log "PROFILE: $line: $(profile_missing_why "$line")"; exit 1; }
+        printf '%s\n' "$line"
+    done < <(profile_read "$ns" "${keys[@]}")
+    for spec in "$@"; do
+        err=$(profile_apply "$ns" "$spec" 2>&1) || { log "PROFILE: $(profile_label "$spec"): $err"; exit 1; }
+    done
+    exit 0
+)
+
+# profiles_expand LIST: the comma list's profiles, resolved, one per line, in
+# order, no duplicates (ablate expanded; a FILE as its absolute path); as
+# root, every key and value checked in a throwaway namespace first (without
+# root the caller refuses anyway). "PROFILE: why" on stderr and 1 for a bad one.
 profiles_expand() {
-    local items=() p seen=" "
+    local items=() p out=() probe=() err stock="" k v tuned labels=" " l
     IFS=', ' read -r -a items <<<"$1"
     [ ${#items[@]} -gt 0 ] || { log "PROFILE: empty"; return 1; }
+    tuned=$(profile_tuned_file)
     for p in "${items[@]}"; do
-        profile_check "$p" 2>/dev/null || { log "PROFILE: unknown profile '$p' (known: tuned)"; return 1; }
-        [[ $seen == *" $p "* ]] && continue
-        seen+="$p "
-        printf '%s\n' "$p"
+        if [ "$p" = ablate ]; then
+            err=$(profile_check tuned 2>&1) || { log "PROFILE: ${err#--profile: }"; return 1; }
+            out+=(ablate) probe+=(tuned)
+            continue
+        fi
+        err=$(profile_check "$p" 2>&1) || { log "PROFILE: ${err#--profile: }"; return 1; }
+        case "$p" in tuned|stock|tuned-*) ;; *) p=$(realpath -- "$p") ;; esac
+        # two FILEs of one name would be one condition
+        l=$(profile_label "$p")
+        [[ $labels == *" $l "* ]] && [[ " ${out[*]} " != *" $p "* ]] \
+            && { log "PROFILE: two profiles named $l: rename one file"; return 1; }
+        labels+="$l "
+        out+=("$p") probe+=("$p")
     done
+    if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+        stock=$(profiles_probe "${probe[@]}") || return 1
+    fi
+    if [[ " ${out[*]} " == *" ablate "* ]] && [ -z "$stock" ]; then
+        log "PROFILE: ablate needs root (the stock values come from a fresh namespace)"
+        return 1
+    fi
+    for p in "${out[@]}"; do
+        if [ "$p" = ablate ]; then
+            while IFS='=' read -r k v; do
+                [ "$(awk -v k="$k" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' <<<"$stock")" = "$v" ] \
+                    || printf 'tuned-%s\n' "$k"
+            done < <(profile_pairs "$tuned")
+            printf '%s\n' stock tuned
+        else
+            printf '%s\n' "$p"
+        fi
+    done | awk '!seen[$0]++'
 }

@@ -58,6 +58,9 @@ def client_columns(j):
         "client_established": j.get("established"),
         "client_failed": j.get("failed"),
         "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(fails.items())) or "none",
+        # the client's --connect-timeout expiries are its ETIMEDOUT failures (10 s by
+        # default: well before the kernel's own SYN give-up, ~127 s with tcp_syn_retries 6)
+        "connect_timeouts": fails.get("ETIMEDOUT", 0) if "failures" in j else None,
         "t_client_established_s": j.get("time_to_established_s"),
         "client_workers": j.get("workers"),
         "client_cpu_run_s": cpu,

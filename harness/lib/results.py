@@ -19,6 +19,7 @@ Exit: 0 done, 1 unreadable input, 2 usage.
 """
 import csv
 import glob
+import importlib
 import json
 import os
 import platform
@@ -127,6 +128,42 @@ def sysctl_profiles(run_dir):
     return out
 
 
+def run_profiles(run_dir):
+    """{run id: profile label} from the records (run_dir runs/ID); a run
+    without a record yet is left out."""
+    out = {}
+    try:
+        rows = read_runs(run_dir)
+    except (OSError, ValueError):
+        return out
+    for r in rows:
+        rd = text(r, "run_dir")
+        if rd:
+            out[os.path.basename(rd)] = cellmod.profile_of(r)
+    return out
+
+
+def profile_meta(profs, labels):
+    """meta.json's kernel profile keys from {run id: {key: value}} and {run id:
+    profile}: per profile the values of its first run, and the runs whose
+    values differ from that (a profile must apply the same everywhere)."""
+    groups = {}
+    for i, prof in profs.items():
+        groups.setdefault(labels.get(i, "tuned"), []).append(i)
+    per, differ = {}, {}
+    for label, ids in groups.items():
+        per[label] = profs[ids[0]]
+        differ.update({i: profs[i] for i in ids if profs[i] != profs[ids[0]]})
+    main = "tuned" if "tuned" in per else next(iter(per))
+    return {
+        "sysctl_profile": per[main],               # the tuned profile (else the first)
+        "sysctl_profiles": per,                    # every profile that ran, by label
+        "sysctl_profile_identical": not differ,    # within each profile
+        "sysctl_profile_differs_in": differ,
+        "sysctl_profile_runs": len(profs),
+    }
+
+
 def cmd_meta(run_dir, pairs):
     path = os.path.join(run_dir, "meta.json")
     try:
@@ -167,14 +204,10 @@ def cmd_meta(run_dir, pairs):
     })
     meta.setdefault("mem_available_at_start_kib", read_int_field("/proc/meminfo", "MemAvailable"))
     profs = sysctl_profiles(run_dir)
+    differ = None
     if profs:
-        ids = list(profs)
-        ref = profs[ids[0]]
-        differ = [i for i in ids if profs[i] != ref]
-        meta["sysctl_profile"] = ref
-        meta["sysctl_profile_identical"] = not differ
-        meta["sysctl_profile_differs_in"] = {i: profs[i] for i in differ}
-        meta["sysctl_profile_runs"] = len(ids)
+        meta.update(profile_meta(profs, run_profiles(run_dir)))
+        differ = meta["sysctl_profile_differs_in"]
     else:
         meta["sysctl_profile"] = None
         meta["sysctl_profile_identical"] = None
@@ -192,9 +225,9 @@ def cmd_meta(run_dir, pairs):
         json.dump(meta, f, indent=2, sort_keys=True)
         f.write("\n")
     os.replace(path + ".tmp", path)
-    if profs and differ:
-        print("warning: the applied sysctl profile differs between runs: %s" % ", ".join(differ),
-              file=sys.stderr)
+    if differ:
+        print("warning: the applied sysctl profile differs between runs of one profile: %s"
+              % ", ".join(differ), file=sys.stderr)
 
 
 def read_int_field(path, key):
@@ -222,7 +255,8 @@ def summary_rows(rows):
     for c in cellmod.cells(rows):
         st = c.stat
         out.append({
-            "contender": c.contender, "tier": c.label, "runs": len(c.runs),
+            "contender": c.contender, "tier": c.label, "condition": c.condition,
+            "runs": len(c.runs),
             "status": c.status_text(),
             "t_accept_s": fmt_stat(st("t_accept_s"), c),
             "user_b": fmt_stat(st("user_bytes_per_conn"), c, "%.0f"),
@@ -242,6 +276,15 @@ SUMMARY_COLS = [
     ("kernel_b", "kernel B/conn"), ("slab_b", "slab B/conn"), ("rss_mib", "RSS MiB"),
     ("cpu_connect_s", "CPU connect s"), ("cpu_hold_pct", "CPU hold %"),
 ]
+
+
+def summary_cols(table):
+    """SUMMARY_COLS, with a condition column after the tier when any cell has
+    one (a run of default conditions only looks as it always did)."""
+    if not any(t["condition"] for t in table):
+        return SUMMARY_COLS
+    return SUMMARY_COLS[:2] + [("condition", "condition")] + SUMMARY_COLS[2:]
+
 
 LEGEND = ("medians of the ok runs; [a-b] bootstrap 95%% interval of the median "
           "(>= %d ok runs), (a-b) min-max (fewer runs)" % bootstrap.MIN_RUNS)
@@ -265,11 +308,12 @@ def cmd_summary(run_dir):
         print("no runs recorded")
         return
     table = summary_rows(rows)
-    widths = [max(len(h), *(len(t[k]) for t in table)) for k, h in SUMMARY_COLS]
-    print("  ".join("%-*s" % (w, h) for (k, h), w in zip(SUMMARY_COLS, widths)))
+    cols = summary_cols(table)
+    widths = [max(len(h), *(len(t[k]) for t in table)) for k, h in cols]
+    print("  ".join("%-*s" % (w, h) for (k, h), w in zip(cols, widths)))
     print("  ".join("-" * w for w in widths))
     for t in table:
-        print("  ".join("%-*s" % (w, t[k]) for (k, h), w in zip(SUMMARY_COLS, widths)))
+        print("  ".join("%-*s" % (w, t[k]) for (k, h), w in zip(cols, widths)))
     for line in footnotes(table):
         print(line)
 
@@ -346,71 +390,123 @@ def write_dat(path, lines):
         f.write("\n".join(lines) + "\n")
 
 
+# The tier, ramp and bytes plots draw one series per contender and condition
+# ("c", "c~stock": '/' in a condition becomes ','); at most this many
+# conditions, else only the default one (the others have their own plots).
+MAX_PLOT_CONDITIONS = 4
+
+
+def series_of(contender, condition):
+    return contender + ("~" + condition.replace("/", ",") if condition else "")
+
+
+def plot_conditions(rows):
+    """The conditions the tier/ramp/bytes plots draw, and a note for the rest."""
+    conds = cellmod.conditions_of(rows)
+    if len(conds) <= MAX_PLOT_CONDITIONS:
+        return conds, ""
+    keep = [""] if "" in conds else conds[:1]
+    return keep, "; %d other conditions in their own plots" % (len(conds) - 1)
+
+
+def report_modules():
+    """The report modules (harness/lib/report_*.py, by name): each may define
+    plotdata(run_dir, rows, data_dir) -> [names of harness/plots/NAME.gp to
+    draw] and report(run_dir, rows, meta) -> markdown text ("" for nothing)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = []
+    for n in sorted(os.path.basename(p)[:-3] for p in glob.glob(os.path.join(here, "report_*.py"))):
+        try:
+            out.append((n, importlib.import_module(n)))
+        except Exception as e:     # noqa: BLE001  (a broken module must not take the report down)
+            print("results.py: cannot load %s: %s: %s" % (n, type(e).__name__, e), file=sys.stderr)
+    return out
+
+
+def call_module(name, mod, func, *args):
+    """mod.func(*args), or None when it has no such function; a module that
+    fails is reported on stderr and skipped (the rest of the report stands)."""
+    f = getattr(mod, func, None)
+    if f is None:
+        return None
+    try:
+        return f(*args)
+    except Exception as e:      # noqa: BLE001  (one module must not take the report down)
+        print("results.py: %s.%s failed: %s: %s" % (name, func, type(e).__name__, e),
+              file=sys.stderr)
+        return None
+
+
 def cmd_plotdata(run_dir, data_dir):
     rows = read_runs(run_dir)
     os.makedirs(data_dir, exist_ok=True)
     for old in glob.glob(os.path.join(data_dir, "*.dat")):
         os.remove(old)
-    cl = cellmod.cells(rows)
-    by_key = {(c.contender, c.tier): c for c in cl}
+    shown, cond_note = plot_conditions(rows)
+    cl = [c for c in cellmod.cells(rows) if c.condition in shown]
+    by_key = {(c.contender, c.tier, c.condition): c for c in cl}
     conts = cellmod.contenders_of(rows)
     tiers = sorted({c.tier for c in cl})
-    # Per contender: its ok cells (a line with bars), and cells where every
+    # Per series: its ok cells (a line with bars), and cells where every
     # run was disturbed (open markers, its own file and key entry).
     with_data, disturbed, kinds = [], [], set()
     for name in conts:
-        ok_lines, dist_lines = [], []
-        for t in tiers:
-            c = by_key.get((name, t))
-            if c is None:
-                continue
-            line, kind = tier_line(c)
-            if line is None:
-                continue
-            kinds.add(kind)
-            (dist_lines if c.all_disturbed else ok_lines).append(line)
-        if ok_lines:
-            with_data.append(name)
-            write_dat(os.path.join(data_dir, "tiers-%s.dat" % name), ok_lines)
-        if dist_lines:
-            disturbed.append(name)
-            write_dat(os.path.join(data_dir, "tiers-%s-disturbed.dat" % name), dist_lines)
+        for cond in shown:
+            ok_lines, dist_lines = [], []
+            for t in tiers:
+                c = by_key.get((name, t, cond))
+                if c is None:
+                    continue
+                line, kind = tier_line(c)
+                if line is None:
+                    continue
+                kinds.add(kind)
+                (dist_lines if c.all_disturbed else ok_lines).append(line)
+            ser = series_of(name, cond)
+            if ok_lines:
+                with_data.append(ser)
+                write_dat(os.path.join(data_dir, "tiers-%s.dat" % ser), ok_lines)
+            if dist_lines:
+                disturbed.append(ser)
+                write_dat(os.path.join(data_dir, "tiers-%s-disturbed.dat" % ser), dist_lines)
     # ramp curves at the largest tier
     big = largest_tier(rows)
     ramp_conts = []
     if big is not None:
         for name in conts:
-            r = pick_ramp_run(by_key.get((name, big)))
-            if not r:
-                continue
-            src = os.path.join(run_dir, str(r["ramp_file"]))
-            try:
-                with open(src, newline="") as f:
-                    pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
-            except (OSError, KeyError):
-                continue
-            if not pts:
-                continue
-            st = cellmod.status_of(r)
-            with open(os.path.join(data_dir, "ramp-%s.dat" % name), "w") as f:
-                f.write("# seconds accepted (%s repeat %s, %s)\n" % (name, text(r, "repeat"), st))
-                f.write("".join("%s %s\n" % p for p in pts))
-            ramp_conts.append(name if st == "ok" else "%s:%s" % (name, st))
-    # bytes per connection: each contender at the largest tier it completed;
+            for cond in shown:
+                r = pick_ramp_run(by_key.get((name, big, cond)))
+                if not r:
+                    continue
+                src = os.path.join(run_dir, str(r["ramp_file"]))
+                try:
+                    with open(src, newline="") as f:
+                        pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
+                except (OSError, KeyError):
+                    continue
+                if not pts:
+                    continue
+                st, ser = cellmod.status_of(r), series_of(name, cond)
+                with open(os.path.join(data_dir, "ramp-%s.dat" % ser), "w") as f:
+                    f.write("# seconds accepted (%s repeat %s, %s)\n" % (ser, text(r, "repeat"), st))
+                    f.write("".join("%s %s\n" % p for p in pts))
+                ramp_conts.append(ser if st == "ok" else "%s:%s" % (ser, st))
+    # bytes per connection: each series at the largest tier it completed;
     # without an ok run anywhere, its largest tier where every run was
     # disturbed (the name marked with the dagger)
     bar_lines = []
     for name in conts:
-        mine = [c for c in cl if c.contender == name]
-        usable = [c for c in mine if c.ok] or [c for c in mine if c.all_disturbed]
-        if not usable:
-            continue
-        c = max(usable, key=lambda c: c.tier)
-        user, kern = c.stat("user_bytes_per_conn"), c.stat("kernel_bytes_per_conn")
-        label = name + (DAGGER if c.all_disturbed else "")
-        label = label if c.tier == big else "%s@%s" % (label, c.label)
-        bar_lines.append("%s %.0f %.0f" % (label, max(user[0], 0) if user else 0,
-                                            max(kern[0], 0) if kern else 0))
+        for cond in shown:
+            mine = [c for c in cl if c.contender == name and c.condition == cond]
+            usable = [c for c in mine if c.ok] or [c for c in mine if c.all_disturbed]
+            if not usable:
+                continue
+            c = max(usable, key=lambda c: c.tier)
+            user, kern = c.stat("user_bytes_per_conn"), c.stat("kernel_bytes_per_conn")
+            label = series_of(name, cond) + (DAGGER if c.all_disturbed else "")
+            label = label if c.tier == big else "%s@%s" % (label, c.label)
+            bar_lines.append("%s %.0f %.0f" % (label, max(user[0], 0) if user else 0,
+                                                max(kern[0], 0) if kern else 0))
     if bar_lines:
         with open(os.path.join(data_dir, "bytes.dat"), "w") as f:
             f.write("# contender user_bytes kernel_bytes (medians of the ok runs; "
@@ -418,20 +514,28 @@ def cmd_plotdata(run_dir, data_dir):
             f.write("\n".join(bar_lines) + "\n")
     logx = 1 if tiers and tiers[-1] >= 10 * tiers[0] else 0
     with open(os.path.join(data_dir, "vars.gp"), "w") as f:
+        # series: "contender" or "contender~condition"
         f.write("contenders = %s\n" % gp_str(" ".join(with_data)))
-        # contenders with tiers where every run was disturbed (drawn apart)
+        # series with tiers where every run was disturbed (drawn apart)
         f.write("disturbed = %s\n" % gp_str(" ".join(disturbed)))
+        # the non-default conditions drawn (dash type: position in this list + 1)
+        f.write("conditions = %s\n" % gp_str(" ".join(x.replace("/", ",") for x in shown if x)))
         f.write("dagger = %s\n" % gp_str(DAGGER))
         # what the error bars are, and how many runs were dropped
         f.write("bars = %s\n" % gp_str(bars_text(kinds)))
-        f.write("dropped_note = %s\n" % gp_str(dropped_note(cl)))
+        f.write("dropped_note = %s\n" % gp_str(dropped_note(cl) + cond_note))
         # "name" or "name:status" (a curve of a run that did not finish)
         f.write("ramp_runs = %s\n" % gp_str(" ".join(ramp_conts)))
         f.write("big_label = %s\n" % gp_str(label_of(big) if big else ""))
         f.write("logx = %d\n" % logx)
         f.write("has_bytes = %d\n" % (1 if bar_lines else 0))
+    extra = []
+    for name, mod in report_modules():
+        for plot in call_module(name, mod, "plotdata", run_dir, rows, data_dir) or []:
+            if plot not in extra:
+                extra.append(plot)
     print(" ".join(["tiers"] * bool(with_data or disturbed) + ["ramp"] * bool(ramp_conts) +
-                   ["bytes"] * bool(bar_lines)))
+                   ["bytes"] * bool(bar_lines) + extra))
 
 
 # ---------------------------------------------------------------- report
@@ -504,8 +608,8 @@ def cmd_report(run_dir):
                    s.get("heartbeat"), s.get("timeout"), s.get("min_available_mib")))
     out.append("## Summary (medians of the ok runs)\n")
     table = summary_rows(rows)
-    out.append(md_table([h for _, h in SUMMARY_COLS],
-                        [[t[k] for k, _ in SUMMARY_COLS] for t in table]) + "\n")
+    cols = summary_cols(table)
+    out.append(md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n")
     out.append("\n".join(("  - " + line.strip()) if line.startswith("  ") else "- " + line
                           for line in footnotes(table)) + "\n")
     out.append("time to connect: client start until the server's own counters show all N open "
@@ -513,27 +617,43 @@ def cmd_report(run_dir):
                "loopback connection (2 sockets). slab B/conn: the whole /proc/meminfo Slab delta. "
                "Intervals: percentile bootstrap of the median, %d resamples, fixed seed. "
                "See harness/README.md.\n" % bootstrap.RESAMPLES)
+    import capacity   # the capacity table (harness/lib/capacity.py); it never raises
+    out.append(capacity.report_section(run_dir))
     out.append("## Plots\n")
     for base, title in PLOTS:
         png = os.path.join("plots", base + ".png")
         if os.path.exists(os.path.join(run_dir, png)):
             out.append("### %s\n\n![%s](%s)  \n[SVG](plots/%s.svg)\n" % (title, title, png, base))
+    # the report modules' sections (report_*.py: profiles, scenarios)
+    for mname, mod in report_modules():
+        sec = call_module(mname, mod, "report", run_dir, rows, meta)
+        if sec:
+            out.append(sec.rstrip("\n") + "\n")
+    with_cond = any(cellmod.condition_of(r) for r in rows)
+    dcols = DROPPED_COLS[:2] + ["condition"] + DROPPED_COLS[2:] if with_cond else DROPPED_COLS
+    rcols = RUN_COLS[:2] + ["condition"] + RUN_COLS[2:] if with_cond else RUN_COLS
     dropped = [r for r in rows if cellmod.status_of(r) != "ok"]
     out.append("## Runs dropped from the figures (%d of %d)\n" % (len(dropped), len(rows)))
     if dropped:
-        out.append(md_table(DROPPED_COLS, [
-            [dropped_cell(r, k) for k in DROPPED_COLS] for r in dropped]) + "\n")
+        out.append(md_table(dcols, [[dropped_cell(r, k) for k in dcols] for r in dropped]) + "\n")
     else:
         out.append("None: every run is `ok`.\n")
     out.append("## Runs\n")
-    out.append(md_table(RUN_COLS, [[text(r, c) for c in RUN_COLS] for r in rows]) + "\n")
-    prof = meta.get("sysctl_profile")
-    if prof:
+    out.append(md_table(rcols, [[text(r, c) for c in rcols] for r in rows]) + "\n")
+    profs = meta.get("sysctl_profiles") or {}
+    if not profs and meta.get("sysctl_profile"):
+        profs = {"tuned": meta["sysctl_profile"]}       # meta.json from before profiles
+    if profs:
         same = meta.get("sysctl_profile_identical")
-        out.append("## Kernel profile as applied in each run's namespace (%s)\n" %
-                   ("identical in all %s runs" % meta.get("sysctl_profile_runs") if same
-                    else "DIFFERS between runs, see meta.json"))
-        out.append("```\n" + "\n".join("%s = %s" % kv for kv in prof.items()) + "\n```\n")
+        out.append("## Kernel profile%s as applied in each run's namespace (%s)\n" % (
+            "s" if len(profs) > 1 else "",
+            "identical in all %s runs%s" % (meta.get("sysctl_profile_runs"),
+                                            " of each profile" if len(profs) > 1 else "")
+            if same else "DIFFERS between runs, see meta.json"))
+        for label, prof in profs.items():
+            if len(profs) > 1:
+                out.append("%s:\n" % label)
+            out.append("```\n" + "\n".join("%s = %s" % kv for kv in prof.items()) + "\n```\n")
     with open(os.path.join(run_dir, "report.md"), "w") as f:
         f.write("\n".join(out))
 

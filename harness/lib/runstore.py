@@ -23,7 +23,11 @@ COLUMNS = [
     "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
     "server_cpu_connect_s", "server_cpu_hold_pct", "machine_cpu_connect_pct",
     "machine_cpu_hold_pct", "client_cpu_run_s", "client_established", "client_failed",
-    "client_failures", "connect_p99_ms", "listen_overflows", "listen_drops", "reqq_full",
+    "client_failures", "connect_timeouts", "connect_p99_ms",
+    # the namespace's TCP counters after the ramp, and the accept queues sampled through it
+    "listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
+    "syn_retrans", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
+    "acceptq_samples", "acceptq_listeners",
     "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
     "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",
     "server_stop_s", "client_exit",

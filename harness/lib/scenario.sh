@@ -26,7 +26,7 @@ scenario_load() {
 # grouped by contender, tier and condition.
 condition_of() {
     local parts=()
-    [ "$1" != tuned ] && parts+=("$1")
+    [ "$1" != tuned ] && parts+=("$(profile_label "$1")")    # lib/profiles.sh: file=NAME for a FILE
     [ -n "$2" ] && parts+=("$2")
     [ "${3:-0}" != 0 ] && parts+=("rate=$3")
     (IFS=/; printf '%s\n' "${parts[*]}")

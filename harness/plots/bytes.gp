@@ -18,5 +18,5 @@ set boxwidth 0.6
 set key top left
 # "name@tier" -> "name" over "(tier)"
 tick(s) = strstrt(s, '@') ? s[1:strstrt(s, '@') - 1]."\n(".s[strstrt(s, '@') + 1:].")" : s
-plot data.'/bytes.dat' using 3:xtic(tick(strcol(1))) title 'kernel: socket slab caches (2 sockets)' lc rgb 0x4c72b0, \
+plot data.'/bytes.dat' using 3:xtic(tick(stitle(strcol(1)))) title 'kernel: socket slab caches (2 sockets)' lc rgb 0x4c72b0, \
      '' using 2 title 'server userspace (RssAnon delta)' lc rgb 0xdd8452

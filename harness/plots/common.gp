@@ -17,6 +17,14 @@ color(c) = c eq 'c' ? 0x1f77b4 : c eq 'pyext' ? 0xff7f0e : c eq 'asyncio-protoco
            c eq 'asyncio-streams' ? 0xd62728 : c eq 'uvloop' ? 0x9467bd : 0x7f7f7f
 # "name:status" (a ramp that did not finish) -> "name"
 base(s) = strstrt(s, ':') ? s[1:strstrt(s, ':') - 1] : s
+# A series is "contender" or "contender~condition" (results.py series_of): its
+# contender gives the colour, its condition the dash type (1: the default;
+# else 1 + its place in `conditions`), and the title reads "contender condition".
+who(s) = strstrt(base(s), '~') ? s[1:strstrt(s, '~') - 1] : base(s)
+cond(s) = strstrt(base(s), '~') ? base(s)[strstrt(base(s), '~') + 1:] : ''
+widx(w, list, i) = i > words(list) ? 0 : (word(list, i) eq w ? i : widx(w, list, i + 1))
+cdt(s) = cond(s) eq '' ? 1 : 1 + widx(cond(s), conditions, 1)
+stitle(s) = strstrt(s, '~') ? s[1:strstrt(s, '~') - 1].' '.s[strstrt(s, '~') + 1:] : s
 # Tier axis: the tiers themselves as tics, log scale when they span 10x or more.
 set xlabel 'connections (tier)'
 if (logx) { set logscale x }

@@ -11,4 +11,5 @@ set xrange [0:*]
 set yrange [0:*]
 set key bottom right
 plot for [i=1:words(ramp_runs)] data.'/ramp-'.base(word(ramp_runs, i)).'.dat' \
-    using 1:($2 / 1000) with lines lw 2 lc rgb color(base(word(ramp_runs, i))) title word(ramp_runs, i)
+    using 1:($2 / 1000) with lines lw 2 lc rgb color(who(word(ramp_runs, i))) dt cdt(word(ramp_runs, i)) \
+    title stitle(word(ramp_runs, i))

@@ -12,10 +12,10 @@ set bmargin 5
 set label 1 dropped_note at screen 0.01, screen 0.025 left font ',9'
 ok_lines = "for [i=1:words(contenders)] data.'/tiers-'.word(contenders, i).'.dat' \
     using 1:col:col+1:col+2:xtic(11) with yerrorlines lw 2 pt 7 ps 1.2 \
-    lc rgb color(word(contenders, i)) title word(contenders, i)"
+    lc rgb color(who(word(contenders, i))) dt cdt(word(contenders, i)) title stitle(word(contenders, i))"
 dist_points = "for [i=1:words(disturbed)] data.'/tiers-'.word(disturbed, i).'-disturbed.dat' \
     using 1:col:col+1:col+2:xtic(11) with yerrorbars lw 1 pt 6 ps 1.6 \
-    lc rgb color(word(disturbed, i)) title word(disturbed, i).' '.dagger.' all runs disturbed'"
+    lc rgb color(who(word(disturbed, i))) title stitle(word(disturbed, i)).' '.dagger.' all runs disturbed'"
 # (an iteration over an empty list would still open a file named after '')
 if (words(disturbed) == 0) {
     plot @ok_lines

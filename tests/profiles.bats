@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# Kernel profiles (harness/lib/profiles.sh, issue 9 section 1): PROFILE=stock,tuned
+# at 2k (the stock run records the same keys with a fresh namespace's values;
+# every new per-run counter column present and sane; the before/after table and
+# plots), the ablation (one row per key that differs from stock, with a small
+# tuned profile: C1M_PROFILE_FILE), the real `ablate` expansion against a fresh
+# namespace, and bad profiles refused with exit 2 naming the key, the host's
+# sysctls untouched and nothing created. Root needed (namespaces); the runs skip
+# the quiet gate and the disturbance status (QUIET), as tests/harness.bats does.
+
+load helpers
+load_bats_libs
+
+QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
+
+# bench OUT LOG VAR=value...: a 2k suite of c, the client in several workers. The
+# server keeps its own per-worker cap: under stock (tcp_migrate_req 0) a worker
+# that closes its full listener resets the connections still queued there, and
+# the run would (rightly) fail: a finding for the benchmark, not for this test.
+bench() {
+    local out=$1 log=$2; shift 2
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 TIMEOUT=120 \
+        CLIENT_WORKER_CONNS=800 SETTLE_MAX=5 OUT="$out" \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$log" 2>&1
+}
+
+setup_file() {
+    export RUN_DIR=$BATS_FILE_TMPDIR/run
+    [ "$(id -u)" = 0 ] || return 0
+    bench "$RUN_DIR" "$BATS_FILE_TMPDIR/bench.out" PROFILE=stock,tuned
+    echo $? > "$BATS_FILE_TMPDIR/bench.rc"
+}
+
+need_suite() {
+    need_root
+    [ "$(cat "$BATS_FILE_TMPDIR/bench.rc" 2>/dev/null)" = 0 ] \
+        || fail "the shared suite failed: $(cat "$BATS_FILE_TMPDIR/bench.out")"
+}
+
+# The tuned profile's keys as "key=value" lines, read in a fresh namespace made
+# here (the test's own view of "stock"), or on the host (this shell's namespace).
+tuned_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" | awk -F= '{gsub(/[ \t]/, "", $1); print $1}'; }
+read_keys() {      # read_keys [NS]: every tuned key (and fs.file-max on the host)
+    local k
+    for k in $(tuned_keys); do
+        if [ -n "${1:-}" ]; then echo "$k=$(ip netns exec "$1" sysctl -n "$k" | tr -s ' \t' ' ')"
+        else echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"; fi
+    done
+    [ -n "${1:-}" ] || echo "fs.file-max=$(sysctl -n fs.file-max)"
+}
+fresh_values() {
+    local ns=c1mt-$$-fresh
+    ip netns add "$ns"
+    read_keys "$ns"
+    ip netns del "$ns"
+}
+# no_run_namespace: no benchmark namespace (c1m-PID-N) whose PID is gone: what a
+# bench.sh or its throwaway-namespace subshell that ended would have left.
+no_run_namespace() {
+    local ns p
+    for ns in $(ip netns list | awk '{print $1}' | grep -E '^c1m-[0-9]+-[0-9]+$'); do
+        p=${ns#c1m-} p=${p%-*}
+        kill -0 "$p" 2>/dev/null || return 1
+    done
+    return 0
+}
+
+@test "PROFILE=stock,tuned: both runs hold all N, each its own condition and run directory" {
+    need_suite
+    run "$PYTHON" - "$RUN_DIR/runs.csv" "$BATS_TEST_DIRNAME/py" <<'PY'
+import csv, sys
+sys.path.insert(0, sys.argv[2])
+from profiles_check import held
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = sorted((r["profile"], r["condition"], held(r), r["run_dir"]) for r in rows)
+assert got == [("stock", "stock", True, "runs/c-2k-stock-1"), ("tuned", "", True, "runs/c-2k-1")], got
+print("ok")
+PY
+    assert_success
+}
+
+@test "a stock run records its sysctls like tuned: the same keys, a fresh namespace's values" {
+    need_suite
+    expected=$(fresh_values)
+    run diff <(echo "$expected") "$RUN_DIR/runs/c-2k-stock-1/sysctl.txt"
+    assert_success
+    run diff <(tuned_keys) <(cut -d= -f1 "$RUN_DIR/runs/c-2k-1/sysctl.txt")
+    assert_success
+    grep -qx "net.core.somaxconn=65535" "$RUN_DIR/runs/c-2k-1/sysctl.txt"
+    run "$PYTHON" - "$RUN_DIR/meta.json" "$RUN_DIR/runs/c-2k-stock-1/sysctl.txt" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+stock = dict(l.rstrip("\n").split("=", 1) for l in open(sys.argv[2]))
+assert m["sysctl_profiles"]["stock"] == stock, m["sysctl_profiles"]
+assert m["sysctl_profile"] == m["sysctl_profiles"]["tuned"]
+assert m["sysctl_profile"]["net.core.somaxconn"] == "65535"
+assert m["sysctl_profile_identical"] is True and m["settings"]["profiles"] == "stock,tuned", m["settings"]
+print("ok")
+PY
+    assert_success
+}
+
+@test "the counter columns: documented, present in every run, sane" {
+    need_suite
+    run "$PYTHON" - "$RUN_DIR" "$C1M_ROOT/harness/README.md" <<'PY'
+import csv, os, re, sys
+run, readme = sys.argv[1], sys.argv[2]
+text = open(readme).read().split("## runs.csv columns", 1)[1]
+documented = set(re.findall(r"^\| `([a-z0-9_]+)` \|", text, re.M))
+new = ["listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
+       "syn_retrans", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
+       "acceptq_samples", "acceptq_listeners", "connect_timeouts"]
+assert not set(new) - documented, set(new) - documented
+for r in csv.DictReader(open(os.path.join(run, "runs.csv"))):
+    n = {k: int(r[k]) for k in new}          # every one a count (a missing one raises)
+    assert all(v >= 0 for v in n.values()), n
+    sysctl = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(run, r["run_dir"], "sysctl.txt")))
+    # the listeners' queue limit is min(their backlog 65535, net.core.somaxconn)
+    assert n["acceptq_backlog"] == min(65535, int(sysctl["net.core.somaxconn"])), (n, sysctl)
+    assert n["acceptq_max"] <= n["acceptq_backlog"] and n["acceptq_max"] <= n["acceptq_sum_max"] <= 2000, n
+    assert n["acceptq_samples"] >= 1 and 1 <= n["acceptq_listeners"] <= int(r["server_workers"]), (n, r["server_workers"])
+    # ListenDrops counts every accept-queue overflow too
+    assert n["listen_drops"] >= n["listen_overflows"], n
+    # an ok run: every connect succeeded
+    assert n["connect_timeouts"] == 0 and int(r["client_failed"]) == 0, r["client_failures"]
+    # the samples behind the high-water mark are kept with the run
+    head = open(os.path.join(run, r["run_dir"], "acceptq.csv")).readline().strip()
+    assert head == "unix_ms,listener,port,queued,backlog", head
+print("ok")
+PY
+    assert_success
+}
+
+@test "report.md: the before/after table in the seeds' form; the profile plots" {
+    need_suite
+    need_gnuplot() { command -v gnuplot >/dev/null || skip "needs gnuplot"; }
+    need_gnuplot
+    grep -q "^## What tuning buys: stock vs tuned kernel profile" "$RUN_DIR/report.md"
+    grep -q "^| metric | stock | tuned | stock/tuned |" "$RUN_DIR/report.md"
+    grep -q "^| \`net.core.somaxconn\` | [0-9]* | 65535 |" "$RUN_DIR/report.md"
+    # (a run the machine's slab noise made suspect still measured the profile: marked)
+    grep -Eq "^\| time to connect, s \| [0-9.]+(‡)? \| [0-9.]+(‡)? \| [0-9.]+ \|" "$RUN_DIR/report.md"
+    grep -Eq "^\| c \| 2k \| stock \| (ok|suspect) \|" "$RUN_DIR/report.md"   # the summary's condition column
+    for p in profile_t_connect profile_drops t_connect ramp; do
+        [ -s "$RUN_DIR/plots/$p.png" ] && [ -s "$RUN_DIR/plots/$p.svg" ] || fail "no $p plot"
+    done
+    grep -q "(plots/profile_t_connect.png)" "$RUN_DIR/report.md"
+    # the stock series, titled so (the tier plots draw ok runs only)
+    if grep -q "^c,2000,2k,1,ok,.*,stock," "$RUN_DIR/runs.csv"; then
+        grep -q "c stock" "$RUN_DIR/plots/t_connect.svg"
+    fi
+}
+
+@test "ablate expands to tuned-KEY for every key of tuned whose value differs from a fresh namespace's, then stock and tuned" {
+    need_root
+    expected=$(join -t= <(sort <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
+                   | awk -F= '{k = $1; gsub(/[ \t]/, "", k); v = $2; gsub(/^[ \t]+|[ \t]+$/, "", v); gsub(/[ \t]+/, " ", v); print k "=" v}')) \
+               <(sort <(fresh_values)) | awk -F= '$2 != $3 {print $1}')
+    [ -n "$expected" ] || fail "no key of the tuned profile differs from stock here?"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/profiles.sh"; profiles_expand ablate' _ "$C1M_ROOT"
+    assert_success
+    got=$(head -n -2 <<<"$output" | sed 's/^tuned-//' | sort)
+    [ "$got" = "$(sort <<<"$expected")" ] || fail "ablate: $(echo "$output" | tr '\n' ' ') expected keys: $(echo $expected)"
+    [ "$(tail -n 2 <<<"$output" | tr '\n' ' ')" = "stock tuned " ]
+    no_run_namespace || fail "the throwaway namespace was left: $(ip netns list)"
+}
+
+@test "PROFILE=ablate with a small tuned profile: one row per key that differs from stock, plus stock and tuned" {
+    need_root
+    small=$BATS_TEST_TMPDIR/small.conf
+    # somaxconn and fin_timeout differ from stock; syncookies=1 is stock's own value
+    printf '%s\n' "net.core.somaxconn = 65535" "net.ipv4.tcp_syncookies = 1 # as stock" \
+        "net.ipv4.tcp_fin_timeout = 15" > "$small"
+    fresh_values | grep -qx "net.ipv4.tcp_syncookies=1" || skip "stock tcp_syncookies is not 1 on this kernel"
+    out=$BATS_TEST_TMPDIR/ablate
+    bench "$out" "$out.log" PROFILE=ablate C1M_PROFILE_FILE="$small" HOLD=0 || fail "bench.sh: $(cat "$out.log")"
+    run "$PYTHON" - "$out/runs.csv" "$BATS_TEST_DIRNAME/py" <<'PY'
+import csv, sys
+sys.path.insert(0, sys.argv[2])
+from profiles_check import held
+rows = list(csv.DictReader(open(sys.argv[1])))
+got = [(r["profile"], held(r)) for r in rows]
+assert got == [("tuned-net.core.somaxconn", True), ("tuned-net.ipv4.tcp_fin_timeout", True),
+               ("stock", True), ("tuned", True)], got
+print("ok")
+PY
+    assert_success
+    # each ablated run has its key at stock, the other keys tuned
+    grep -qx "net.ipv4.tcp_fin_timeout=15" "$out/runs/c-2k-tuned-net.core.somaxconn-1/sysctl.txt"
+    ! grep -qx "net.core.somaxconn=65535" "$out/runs/c-2k-tuned-net.core.somaxconn-1/sysctl.txt"
+    grep -q "^## One setting at a time" "$out/report.md"
+    grep -q "^| \`net.core.somaxconn\` | 65535 | " "$out/report.md"
+    grep -q "^| \`net.ipv4.tcp_fin_timeout\` | 15 | " "$out/report.md"
+    ! grep -q "^| \`net.ipv4.tcp_syncookies\`" "$out/report.md"
+    if command -v gnuplot >/dev/null; then
+        [ -s "$out/plots/profile_ablation.png" ] && [ -s "$out/plots/profile_ablation.svg" ] || fail "no ablation plot"
+    fi
+}
+
+@test "bad profiles: exit 2 naming the key, nothing created, the host's sysctls unchanged" {
+    need_root
+    before=$(read_keys)
+    out=$BATS_TEST_TMPDIR/bad
+    d=$BATS_TEST_TMPDIR
+    check() {     # check EXPECTED-TEXT PROFILE
+        run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=2k CONTENDERS=c OUT="$out" PYTHON="$PYTHON" \
+            BUILD="$C1M_BUILD" PROFILE="$2" harness/bench.sh
+        [ "$status" = 2 ] || fail "PROFILE=$2: exit $status, not 2: $output"
+        assert_output --partial "PROFILE: "
+        assert_output --partial "$1"
+        [ ! -e "$out" ] || fail "PROFILE=$2: created $out"
+        no_run_namespace || fail "PROFILE=$2: a namespace was left: $(ip netns list)"
+    }
+    check "unknown profile 'bogus'" tuned,bogus
+    check "set but empty" ""
+    check "tuned-net.core.nope: net.core.nope is not a key of the tuned profile" tuned-net.core.nope
+    printf 'fs.file-max = 123\n' > "$d/host.conf"
+    check "fs.file-max: not a network-namespace setting" "$d/host.conf"
+    printf 'net.core.somaxconn = 1000\nnet.ipv4.tcp_no_such_key = 1\n' > "$d/missing.conf"
+    check "net.ipv4.tcp_no_such_key: this kernel has no such setting" "stock,$d/missing.conf"
+    printf 'net.core.somaxconn = lots\n' > "$d/value.conf"
+    check "net.core.somaxconn = lots: the kernel refused this value" "$d/value.conf"
+    printf 'net.core.somaxconn 1000\n' > "$d/syntax.conf"
+    check "syntax.conf line 1: expects 'key = value'" "$d/syntax.conf"
+    printf 'net.core.somaxconn = 1\nnet.core.somaxconn = 2\n' > "$d/twice.conf"
+    check "net.core.somaxconn is set twice" "$d/twice.conf"
+    check "not a readable file" "$d/absent/x.conf"
+    # a net.* key the host has but a namespace does not (global on this kernel), if any
+    local ns=c1mt-$$-global k global=""
+    ip netns add "$ns"
+    for k in net.core.netdev_max_backlog net.core.message_cost net.ipv4.tcp_mem net.ipv4.udp_mem; do
+        [ -e "/proc/sys/${k//.//}" ] && ! ip netns exec "$ns" test -e "/proc/sys/${k//.//}" && { global=$k; break; }
+    done
+    ip netns del "$ns"
+    if [ -n "$global" ]; then
+        printf '%s = %s\n' "$global" "$(sysctl -n "$global")" > "$d/global.conf"
+        check "$global: not a per-namespace setting on this kernel" "$d/global.conf"
+    fi
+    [ "$(read_keys)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(read_keys))"
+}
+
+@test "run_one.sh --profile: an unknown profile or a bad key exits 2 naming it, before anything is created" {
+    out=$BATS_TEST_TMPDIR/bad-run
+    state=$BATS_TEST_TMPDIR/state
+    printf 'fs.file-max = 123\n' > "$BATS_TEST_TMPDIR/host.conf"
+    for args in "bogus|unknown profile 'bogus'" "ablate|ablate is a list of profiles" \
+                "$BATS_TEST_TMPDIR/host.conf|fs.file-max: not a network-namespace setting"; do
+        run timeout 20 env PYTHON="$PYTHON" BUILD="$C1M_BUILD" C1M_STATE_ROOT="$state" \
+            "$C1M_ROOT/harness/run_one.sh" --contender c --conns 2k --out "$out" --profile "${args%%|*}"
+        [ "$status" = 2 ] || fail "--profile ${args%%|*}: exit $status, not 2: $output"
+        assert_output --partial "--profile: ${args#*|}"
+        [ ! -e "$out" ] && [ ! -e "$state" ] || fail "--profile ${args%%|*}: created something"
+    done
+}
+
+@test "unittest: the profile report, the condition grouping, the accept-queue summary (tests/py/test_report_profiles.py)" {
+    cd "$C1M_ROOT"
+    run "$PYTHON" -m unittest tests.py.test_report_profiles
+    assert_success
+    assert_line --regexp '^OK'
+}
