@@ -119,7 +119,7 @@ def render(folded, title="Flame graph", subtitle="", width=1200, frame_h=16, fon
     fontw = font * 0.59
     total = root.count
     depth = depth_of(root) if total else 1
-    top = 3 * font + 16 + (font + 6)          # titles and the legend
+    top = 3 * font + 24 + (font + 6)          # titles and the legend
     height = top + depth * frame_h + 2 * font + 10
     out = ['<?xml version="1.0" standalone="no"?>',
            '<svg version="1.1" width="%d" height="%d" viewBox="0 0 %d %d" '
@@ -133,7 +133,7 @@ def render(folded, title="Flame graph", subtitle="", width=1200, frame_h=16, fon
            '<text class="s" x="%d" y="%d" text-anchor="middle">%s</text>'
            % (width // 2, 2 * font + 16, html.escape(subtitle or "%d samples; click a frame to zoom, Escape to reset" % total))]
     # legend: one swatch per layer
-    lx, ly = pad, 3 * font + 14
+    lx, ly = pad, 3 * font + 22
     for layer in pl.LAYERS + (pl.GENERIC,):
         colour = COLOURS.get(layer, GENERIC_COLOUR)
         out.append('<rect x="%.1f" y="%d" width="10" height="10" fill="%s"/>' % (lx, ly - 9, colour))
