@@ -7,6 +7,8 @@ import os
 import resource
 import sys
 
+from . import push
+
 # fds a worker keeps for itself (loop, self-pipe, listener, stdio, slack), as the C server.
 FD_RESERVE = 64
 # --workers auto plans for 95% fill, as the C server: SO_REUSEPORT hashing is
@@ -31,7 +33,8 @@ BLOCKING_LOOPS = ("gevent", "threads")
 USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api streams|protocol|"
          "blocking\n       [--host H] "
          "[--port P]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
-         "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--stats PATH] [--quiet]")
+         "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--push BYTES [--push-every S "
+         "[--push-burst]]]\n       [--stats PATH] [--quiet]")
 
 EPILOG = """contenders (each step changes one thing):
   --loop asyncio --api streams    asyncio-streams: seed 000's asyncio.start_server handler
@@ -104,6 +107,27 @@ def _nonempty(what):
     return conv
 
 
+def parse_seconds(s, lo, hi):
+    """Seconds as c1m_parse_seconds takes them: ASCII digits[.digits] or
+    .digits (no sign, exponent, inf, nan or spaces), in [lo, hi]."""
+    whole, dot, frac = s.partition(".")
+    if not (whole or frac) or len(whole) > 15 or not all(
+            x == "" or _ascii_digits(x) for x in (whole, frac)) or (dot and not whole and not frac):
+        raise ValueError(s)
+    x = float(s)
+    if not lo <= x <= hi:
+        raise ValueError(s)
+    return x
+
+
+def _push_every(s):
+    try:
+        return parse_seconds(s, push.MIN_EVERY, push.MAX_EVERY)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: expects seconds %g-%g (e.g. 30 or 0.5)"
+                                         % (s, push.MIN_EVERY, push.MAX_EVERY)) from None
+
+
 def _host(s):
     if not s or len(s.encode("utf-8", "surrogateescape")) >= HOST_MAX:
         raise argparse.ArgumentTypeError("%r: expects a host name or address of 1-%d bytes"
@@ -167,6 +191,20 @@ def build_parser():
                    type=_number(1, 1 << 30, True, "expects bytes 1-1073741824"),
                    help="reply bytes a connection may have waiting before it is closed as "
                         "slow (default 4096)")
+    p.add_argument("--push", default=0, metavar="BYTES",
+                   type=_number(push.MIN_BYTES, push.MAX_BYTES, False,
+                                "expects bytes %d-%d (one line of at most 1024 bytes plus its "
+                                "newline)" % (push.MIN_BYTES, push.MAX_BYTES)),
+                   help="server push: messages of BYTES (newline included): b\"push SEQ USEC \" "
+                        "+ '.' padding + b\"\\n\", SEQ from 1 per connection, USEC the "
+                        "CLOCK_REALTIME microseconds of the write; they count toward "
+                        "--max-pending like pongs. SIGUSR1 to a worker sends one to each of its "
+                        "connections at once (the parent ignores SIGUSR1)")
+    p.add_argument("--push-every", default=0.0, type=_push_every, metavar="S",
+                   help="each connection gets one message every S seconds (%g-%g), the sends "
+                        "spread evenly over the interval" % (push.MIN_EVERY, push.MAX_EVERY))
+    p.add_argument("--push-burst", action="store_true",
+                   help="each interval's messages go to all connections at once")
     p.add_argument("--stats", default=None, type=_nonempty("path"), metavar="PATH",
                    help="live counters file (default /dev/shm/c1m-KIND-PORT-PID.stats, "
                         "removed when the server exits); read it with c1m-stat")
@@ -190,6 +228,12 @@ def parse(argv=None):
     if cfg.loop in BLOCKING_LOOPS and getattr(cfg, "push", 0):
         p.error("argument --push: not implemented by --loop %s" % cfg.loop)
     cfg.kind = kind
+    if cfg.push_every and not cfg.push:
+        p.error("argument --push-every: needs --push BYTES")
+    if cfg.push_burst and not cfg.push:
+        p.error("argument --push-burst: needs --push BYTES and --push-every S")
+    if cfg.push_burst and not cfg.push_every:
+        p.error("argument --push-burst: needs --push-every S")
     nofile = nofile_limit()
     limit = nofile - FD_RESERVE
     if limit < 1:

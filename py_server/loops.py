@@ -7,6 +7,7 @@ Three loops behind one small interface (what the worker needs):
     b.close_server()          # close the listening socket (FULL, or stopping)
     b.close_connections()     # close every connection (shutdown)
     b.call_later(s, fn)  b.add_signal_handler(sig, fn)  b.run_forever()  b.stop()
+    b.push                    # the push schedule (push.Schedule), None without --push
 
 asyncio and uvloop: loop.create_server / asyncio.start_server (coroutines;
 listen() runs them to completion before the loop runs, as a task after).
@@ -20,7 +21,11 @@ import os
 import sys
 
 from . import streams
-from .protocol import LineProtocol, discard
+from .protocol import LineProtocol
+from .push import PushProtocol, Schedule
+
+# the protocol classes a worker serves with (shutdown finds them by type)
+PROTOCOLS = (LineProtocol, PushProtocol)
 
 
 class Unavailable(Exception):
@@ -84,6 +89,15 @@ def check_available(loop_name):
 class _LoopCalls:
     """The loop calls a worker makes, identical on every backend's self.loop."""
 
+    def _setup_push(self, cfg):
+        """The push schedule and the protocol class (LineProtocol without
+        --push: its instances stay as small as without the feature)."""
+        push_on = getattr(cfg, "push", 0)
+        self.push = Schedule(self.loop, cfg.push_every, cfg.push_burst) if push_on else None
+        if self.push is not None:
+            PushProtocol.configure_push(self.push, cfg.push)
+        return PushProtocol if push_on else LineProtocol
+
     def call_later(self, delay, fn, *args):
         return self.loop.call_later(delay, fn, *args)
 
@@ -110,16 +124,18 @@ class AsyncioBackend(_LoopCalls):
             self.loop = import_uvloop().new_event_loop()
         asyncio.set_event_loop(self.loop)
         self.server = None
+        self.protocol = self._setup_push(cfg)
         if cfg.api == "streams":
-            self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf)
+            self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf,
+                                                self.push, getattr(cfg, "push", 0))
         else:
-            LineProtocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
+            self.protocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
 
     def _create(self):
         cfg = self.cfg
         if cfg.api == "streams":
             return streams.start_server(self.handler, cfg.host, cfg.port, cfg.backlog)
-        return self.loop.create_server(LineProtocol, cfg.host, cfg.port, backlog=cfg.backlog,
+        return self.loop.create_server(self.protocol, cfg.host, cfg.port, backlog=cfg.backlog,
                                        reuse_port=True)
 
     def listen(self, cb):
@@ -198,21 +214,22 @@ class C1mBackend(_LoopCalls):
         self.loop = import_c1m().Loop()
         self.server = None
         self.bufs_kw = cfg.sndbuf > 0 or cfg.rcvbuf > 0
+        self.protocol = self._setup_push(cfg)
         # The protocol's own get_extra_info("socket") path would find None.
-        LineProtocol.configure(counters, cfg.max_pending, 0, 0, self.loop)
+        self.protocol.configure(counters, cfg.max_pending, 0, 0, self.loop)
 
     def _create(self):
         cfg = self.cfg
         if self.bufs_kw:
             try:
-                return self.loop.create_server(LineProtocol, cfg.host, cfg.port,
+                return self.loop.create_server(self.protocol, cfg.host, cfg.port,
                                                backlog=cfg.backlog, reuse_port=True,
                                                sndbuf=cfg.sndbuf, rcvbuf=cfg.rcvbuf)
             except TypeError:
                 self.bufs_kw = False
                 sys.stderr.write("py_server: note: c1m.Loop.create_server takes no sndbuf/"
                                  "rcvbuf: connections keep the kernel's buffer sizes\n")
-        return self.loop.create_server(LineProtocol, cfg.host, cfg.port, backlog=cfg.backlog,
+        return self.loop.create_server(self.protocol, cfg.host, cfg.port, backlog=cfg.backlog,
                                        reuse_port=True)
 
     def listen(self, cb):
@@ -245,7 +262,7 @@ def close_protocols():
     moment it is needed: shutdown."""
     n = 0
     for obj in gc.get_objects():
-        if type(obj) is LineProtocol:
+        if type(obj) in PROTOCOLS:
             t = getattr(obj, "t", None)
             if t is not None and not t.is_closing():
                 t.close()
@@ -255,12 +272,11 @@ def close_protocols():
 
 def abort_protocols():
     """Abort what close() left open (peers that do not read keep output
-    queued); the replies dropped leave the pongs counter."""
+    queued); the replies dropped leave the pongs (pushed) counter."""
     for obj in gc.get_objects():
-        if type(obj) is LineProtocol:
-            t = getattr(obj, "t", None)
-            if t is not None:
-                discard(t, LineProtocol.W)
+        if type(obj) in PROTOCOLS:
+            if getattr(obj, "t", None) is not None:
+                obj.drop()
 
 
 def make_backend(cfg, counters):

@@ -86,11 +86,11 @@ class Counters:
     sets only while its listener is closed, -1 otherwise)."""
 
     __slots__ = ("open", "accepted", "closed", "slow", "lines", "pongs", "oversized",
-                 "accept_errors", "cap", "resume_at", "on_cap", "on_low")
+                 "accept_errors", "pushed", "cap", "resume_at", "on_cap", "on_low")
 
     def __init__(self, cap=1 << 62):
         self.open = self.accepted = self.closed = self.slow = 0
-        self.lines = self.pongs = self.oversized = self.accept_errors = 0
+        self.lines = self.pongs = self.oversized = self.accept_errors = self.pushed = 0
         self.cap = cap
         self.resume_at = -1
         self.on_cap = self.on_low = None
@@ -105,7 +105,7 @@ class Counters:
 
     def as_dict(self):
         return {k: getattr(self, k) for k in ("open", "accepted", "closed", "slow", "lines",
-                                              "pongs", "oversized", "accept_errors")}
+                                              "pongs", "oversized", "accept_errors", "pushed")}
 
 
 def set_bufs(sock, sndbuf, rcvbuf):
@@ -267,10 +267,14 @@ class LineProtocol(asyncio.Protocol):
         elif verdict == STALLED:
             self.loop.call_later(STALL_S, self.check_backlog, queued, True)
         else:
-            w = self.W
-            w.slow += 1
+            self.W.slow += 1
             self.n = CLOSED
-            discard(t, w)
+            self.drop()
+
+    def drop(self):
+        """Abort, dropping the queued output out of the counters (a slow
+        peer; shutdown's abort). push.PushProtocol drops pushes."""
+        discard(self.t, self.W)
 
     def eof_received(self):
         # The peer is done: close once the replies are sent (returning a

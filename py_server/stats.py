@@ -7,8 +7,9 @@ tests.
 Layout: a 64-byte header (magic b"C1MSTAT1", u32 version 1, u32 nworkers,
 u64 target, u64 parent_pid, char kind[32]) then one 128-byte record of 16
 little-endian u64 per worker (seq, pid, state, open, accepted, closed, slow,
-lines, pongs, oversized, accept_errors, updated_ns, reserved x4). Each record
-is written under a sequence lock: seq is odd while the writer is in it.
+lines, pongs, oversized, accept_errors, updated_ns, pushed, reserved x3). Each
+record is written under a sequence lock: seq is odd while the writer is in it.
+`pushed` took reserved[0] (version still 1: older files read 0 there).
 """
 import errno
 import mmap
@@ -24,13 +25,14 @@ HEADER = struct.Struct("<8sIIQQ32s")
 RECORD = struct.Struct("<16Q")
 assert HEADER.size == 64 and RECORD.size == 128
 _SEQ = struct.Struct("<Q")
-_BODY = struct.Struct("<11Q")  # pid .. updated_ns, right after seq
+_BODY = struct.Struct("<12Q")  # pid .. updated_ns, pushed, right after seq
 
 STARTING, LISTENING, FULL, STOPPING, EXITED, FAILED = range(6)
 STATE_NAMES = ("starting", "listening", "full", "stopping", "exited", "failed")
 FIELDS = ("seq", "pid", "state", "open", "accepted", "closed", "slow", "lines", "pongs",
-          "oversized", "accept_errors", "updated_ns")
-COUNTERS = ("open", "accepted", "closed", "slow", "lines", "pongs", "oversized", "accept_errors")
+          "oversized", "accept_errors", "updated_ns", "pushed")
+COUNTERS = ("open", "accepted", "closed", "slow", "lines", "pongs", "oversized", "accept_errors",
+            "pushed")
 _U64 = (1 << 64) - 1
 
 
@@ -143,10 +145,13 @@ class StatsFile:
         if c is None:
             old = RECORD.unpack_from(mm, off)
             vals = [pid, state] + list(old[3:11])
+            pushed = old[12]
         else:
             vals = [pid, state, c.open, c.accepted, c.closed, c.slow, c.lines, c.pongs,
                     c.oversized, c.accept_errors]
+            pushed = getattr(c, "pushed", 0)  # a writer without push (tests' stand-ins)
         vals.append(time.monotonic_ns() if now_ns is None else now_ns)
+        vals.append(pushed)
         _BODY.pack_into(mm, off + 8, *map(_u64, vals))
         _SEQ.pack_into(mm, off, seq + 1)
         self._seq[i] = seq + 1

@@ -23,16 +23,24 @@ transport getting a chance to send them. So when what is queued passes the
 output bound, the handler stops reading and lets the transport send until
 the backlog is back within the bound, or cuts the peer as slow: the rule of
 the Protocol contenders (protocol.py docstring, backlog_drained).
+
+With --push each connection also gets a task that writes its pushes and
+awaits drain() (push.StreamPush), woken by the worker's push schedule.
 """
 import asyncio
 
 from .protocol import PING_NL, PONG, backlog_drained, discard, feed, set_bufs
+from .push import StreamPush, drop, message_maker, seq_max
 
 
-def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
+def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, push_size=0):
     """The client_connected_cb for asyncio.start_server, counting into w
-    (protocol.Counters)."""
+    (protocol.Counters); with a push schedule (push.Schedule), each
+    connection's pushes of push_size bytes."""
     bufs = sndbuf > 0 or rcvbuf > 0
+    if schedule is not None:
+        make = message_maker(push_size)
+        smax = seq_max(push_size)
 
     async def handle_conn(reader, writer):
         w.open += 1
@@ -42,6 +50,12 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
         if w.open >= w.cap:
             w.at_cap()
         n = 0  # the partial line's state (protocol.feed)
+        p = None
+        if schedule is not None:
+            p = StreamPush(writer)
+            schedule.add(p)
+            p.task = asyncio.get_running_loop().create_task(
+                p.run(w, make, push_size, smax, max_pending))
         try:
             while True:
                 data = await reader.read(1024)
@@ -57,14 +71,26 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096):
                 if n < 0:
                     w.oversized += 1
                     break  # writer.close() below sends the replies written above first
-                if pings and writer.transport.get_write_buffer_size() > max_pending \
-                        and not await backlog_drained(writer.transport, max_pending):
-                    w.slow += 1
-                    discard(writer.transport, w)
-                    break
+                if pings and writer.transport.get_write_buffer_size() > max_pending:
+                    if p is not None:
+                        p.judging = True  # no pushes while the backlog is judged
+                    drained = await backlog_drained(writer.transport, max_pending)
+                    if p is not None:
+                        p.judging = False
+                    if not drained:
+                        if not writer.transport.is_closing():  # not cut by the push task
+                            w.slow += 1
+                            if p is None:
+                                discard(writer.transport, w)
+                            else:  # as push.PushProtocol.drop
+                                drop(writer.transport, w, push_size, p.seq)
+                        break
         except ConnectionResetError: pass
         except OSError: pass  # ETIMEDOUT, EPIPE...: the connection is gone all the same
         finally:
+            if p is not None:
+                schedule.remove(p)
+                p.task.cancel()
             try:
                 writer.close(); await writer.wait_closed()
             except OSError:

@@ -175,6 +175,8 @@ class Worker:
         self.c.cap = 1 << 62
         self.c.resume_at = -1
         self.set_state(st.STOPPING)
+        if self.backend.push is not None:
+            self.backend.push.stop()
         self.close_listener()
         self.stop_deadline = time.monotonic() + STOP_GRACE_S
         self.backend.close_connections()
@@ -191,6 +193,8 @@ class Worker:
         b.set_exception_handler(self.on_loop_exception)
         for sig in (signal.SIGTERM, signal.SIGINT):
             b.add_signal_handler(sig, self.on_stop_signal)
+        if b.push is not None:
+            b.add_signal_handler(signal.SIGUSR1, b.push.broadcast)  # one push to all now
         self.start_listening()
         if self.startup_error is not None:
             e = self.startup_error
@@ -199,6 +203,8 @@ class Worker:
             self.set_state(st.FAILED)
             return 1
         b.call_later(PUBLISH_S, self.tick)
+        if b.push is not None:
+            b.push.start()
         if on_ready is not None:
             on_ready()
         if early_stop is not None and early_stop():

@@ -141,6 +141,10 @@ def _fork_and_supervise(cfg, sf):
         if pid == 0:
             _child(cfg, sf, i, old_mask, parent)
         pids[i] = pid
+    if getattr(cfg, "push", 0):
+        # SIGUSR1 (push broadcast) is the workers'; one sent to the parent
+        # must not end the server
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     status = supervise(pids, sf)
     if not cfg.quiet:
         log("all workers exited cleanly" if status == 0 else "stopped after a worker failure")

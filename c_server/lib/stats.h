@@ -7,6 +7,10 @@
  * lock: seq is odd while the record is being written. A reader copies the
  * record and retries while seq is odd or changed. The C server writes on every
  * change (plain stores to shared memory); Python servers write from a timer.
+ *
+ * Versions: a new counter takes a reserved slot and keeps the version (a file
+ * of an older writer reads 0 there; an older reader ignores it); the version
+ * changes only when an existing field moves or changes meaning.
  */
 #ifndef C1M_STATS_H
 #define C1M_STATS_H
@@ -49,11 +53,13 @@ struct c1m_stats_worker {          /* 128 bytes */
     uint64_t oversized;            /* closed because a line exceeded 1 KiB */
     uint64_t accept_errors;        /* accept() failures other than EAGAIN */
     uint64_t updated_ns;           /* CLOCK_MONOTONIC of the last publish */
-    uint64_t reserved[4];
+    uint64_t pushed;               /* push messages handed to the kernel (--push; was reserved[0]) */
+    uint64_t reserved[3];
 };
 
 _Static_assert(sizeof(struct c1m_stats_header) == 64, "header layout");
 _Static_assert(sizeof(struct c1m_stats_worker) == 128, "record layout");
+_Static_assert(offsetof(struct c1m_stats_worker, pushed) == 96, "pushed is the old reserved[0]");
 
 struct c1m_stats {
     struct c1m_stats_header *hdr;
@@ -125,7 +131,7 @@ struct c1m_stats_total {
     uint64_t workers, workers_dead;
     uint64_t state[6];              /* by enum c1m_worker_state, live workers only */
     uint64_t failed;                /* records in state FAILED */
-    uint64_t open, accepted, closed, slow, lines, pongs, oversized, accept_errors;
+    uint64_t open, accepted, closed, slow, lines, pongs, oversized, accept_errors, pushed;
 };
 /* Read every record into recs[nworkers] (dead[i] = 1 for a dead worker) and
  * sum them into *t. 0, or -1 with errno as c1m_stats_reader_read. */

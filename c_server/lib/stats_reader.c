@@ -205,6 +205,7 @@ int c1m_stats_sum(const struct c1m_stats_reader *r, struct c1m_stats_worker *rec
         t->pongs += w->pongs;
         t->oversized += w->oversized;
         t->accept_errors += w->accept_errors;
+        t->pushed += w->pushed;
     }
     return 0;
 }

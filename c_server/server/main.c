@@ -1,6 +1,7 @@
 /* main.c - c1m-server: command line, worker sizing and supervision. */
 #include <errno.h>
 #include <netdb.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "cli.h"
 #include "net.h"
+#include "pushmsg.h"
 #include "server.h"
 #include "stats.h"
 #include "workers.h"
@@ -24,6 +26,7 @@
 static const char usage_line[] =
     "usage: c1m-server [--host H] [--port P] [--backlog N] [--workers N|auto] [--max-conns N]\n"
     "                  [--worker-conns N] [--sndbuf B] [--rcvbuf B] [--max-pending B]\n"
+    "                  [--push BYTES [--push-every S [--push-burst]]]\n"
     "                  [--stats PATH] [--quiet] [--help]\n";
 
 static void help(void)
@@ -47,13 +50,23 @@ static void help(void)
         "  --rcvbuf B        SO_RCVBUF per connection (default 4096; 0 = kernel default)\n"
         "  --max-pending B   reply bytes a connection may have waiting before it is closed\n"
         "                    as slow (default 4096)\n"
+        "  --push BYTES      server push: messages of BYTES (%d-%d, newline included):\n"
+        "                    \"push SEQ USEC \" + '.' padding + \"\\n\", SEQ from 1 per\n"
+        "                    connection, USEC the CLOCK_REALTIME microseconds of the send.\n"
+        "                    They count toward --max-pending like pongs. SIGUSR1 to a worker\n"
+        "                    sends one to each of its connections at once (the parent\n"
+        "                    ignores SIGUSR1); without --push-every only those are sent.\n"
+        "  --push-every S    each connection gets one message every S seconds (0.001-86400),\n"
+        "                    the connections' sends spread evenly over the interval\n"
+        "  --push-burst      each interval's messages go to all connections at once\n"
         "  --stats PATH      live counters file (default /dev/shm/c1m-server-PORT-PID.stats,\n"
         "                    removed when the server exits); read it with c1m-stat\n"
         "  --quiet           no start/stop messages\n"
         "  --help            this text\n\n"
         "Exit status: 0 after SIGTERM/SIGINT with every worker clean, 1 if a worker failed\n"
         "or died, 2 on a usage error.\n",
-        (int)(AUTO_FILL * 100), FD_RESERVE, c1m_nofile_limit() - FD_RESERVE);
+        (int)(AUTO_FILL * 100), FD_RESERVE, c1m_nofile_limit() - FD_RESERVE, C1M_PUSH_MIN,
+        C1M_PUSH_MAX);
 }
 
 struct failctx {
@@ -88,13 +101,14 @@ static int worker_main(int i, void *ud)
 }
 
 enum { F_HELP, F_H, F_QUIET, F_HOST, F_PORT, F_BACKLOG, F_WORKERS, F_MAX_CONNS, F_WORKER_CONNS,
-       F_SNDBUF, F_RCVBUF, F_MAX_PENDING, F_STATS, F_NFLAGS };
+       F_SNDBUF, F_RCVBUF, F_MAX_PENDING, F_STATS, F_PUSH, F_PUSH_EVERY, F_PUSH_BURST, F_NFLAGS };
 static const struct c1m_cli_flag flags[F_NFLAGS] = {
     [F_HELP] = {"--help", 0}, [F_H] = {"-h", 0}, [F_QUIET] = {"--quiet", 0},
     [F_HOST] = {"--host", 1}, [F_PORT] = {"--port", 1}, [F_BACKLOG] = {"--backlog", 1},
     [F_WORKERS] = {"--workers", 1}, [F_MAX_CONNS] = {"--max-conns", 1},
     [F_WORKER_CONNS] = {"--worker-conns", 1}, [F_SNDBUF] = {"--sndbuf", 1},
     [F_RCVBUF] = {"--rcvbuf", 1}, [F_MAX_PENDING] = {"--max-pending", 1}, [F_STATS] = {"--stats", 1},
+    [F_PUSH] = {"--push", 1}, [F_PUSH_EVERY] = {"--push-every", 1}, [F_PUSH_BURST] = {"--push-burst", 0},
 };
 
 /* Parse argv into cfg. -1 to go on, else the exit status (0 after --help). */
@@ -176,8 +190,27 @@ static int parse(int argc, char **argv, struct server_config *cfg, int nofile)
                 return c1m_cli_error(&c, a, v, "expects bytes 1-1073741824");
             cfg->max_pending = x;
             break;
+        case F_PUSH:
+            if (c1m_parse_long(v, C1M_PUSH_MIN, C1M_PUSH_MAX, 0, &x) < 0)
+                return c1m_cli_error(&c, a, v, "expects bytes 32-1025 (one line of at most "
+                                               "1024 bytes plus its newline)");
+            cfg->push_bytes = (int)x;
+            break;
+        case F_PUSH_EVERY:
+            if (c1m_parse_seconds(v, 0.001, 86400, 0, &cfg->push_every) < 0)
+                return c1m_cli_error(&c, a, v, "expects seconds 0.001-86400 (e.g. 30 or 0.5)");
+            break;
+        case F_PUSH_BURST:
+            cfg->push_burst = 1;
+            break;
         }
     }
+    if (cfg->push_every > 0 && !cfg->push_bytes)
+        return c1m_cli_error(&c, "--push-every", NULL, "needs --push BYTES");
+    if (cfg->push_burst && !cfg->push_bytes)
+        return c1m_cli_error(&c, "--push-burst", NULL, "needs --push BYTES and --push-every S");
+    if (cfg->push_burst && !(cfg->push_every > 0))
+        return c1m_cli_error(&c, "--push-burst", NULL, "needs --push-every S");
     if (cfg->worker_conns < 1)
         return c1m_cli_error(&c, "--worker-conns", NULL,
                              "RLIMIT_NOFILE is too low to hold any connection");
@@ -251,6 +284,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "c1m-server: %d workers x %ld connections on %s:%d (sndbuf %d, rcvbuf %d); "
                         "stats %s; pid %d\n", cfg.workers, cfg.worker_conns, cfg.host, cfg.port,
                 cfg.sndbuf, cfg.rcvbuf, cfg.stats_path, (int)getpid());
+    if (!cfg.quiet && cfg.push_bytes)
+    {
+        if (cfg.push_every > 0)
+            fprintf(stderr, "c1m-server: push %d bytes every %g s (%s) and on SIGUSR1\n",
+                    cfg.push_bytes, cfg.push_every, cfg.push_burst ? "burst" : "paced");
+        else
+            fprintf(stderr, "c1m-server: push %d bytes on SIGUSR1\n", cfg.push_bytes);
+    }
 
     struct runctx rc = {&cfg, &st};
     struct c1m_workers ws;
@@ -258,6 +299,10 @@ int main(int argc, char **argv)
     if (c1m_workers_start(&ws, cfg.workers, worker_main, &rc) < 0) {
         fprintf(stderr, "c1m-server: fork: %s\n", strerror(errno));
     } else {
+        /* SIGUSR1 (push broadcast) is the workers'; one sent to the parent
+         * must not end the server */
+        if (cfg.push_bytes)
+            signal(SIGUSR1, SIG_IGN);
         struct failctx fc = {&st, &ws};
         status = c1m_workers_wait(&ws, on_worker_fail, &fc);
         if (!cfg.quiet)

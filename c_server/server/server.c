@@ -10,6 +10,16 @@
  * stops reading and stays open until the replies are sent, the peer resets or
  * the slow cutoff fires. A line over 1 KiB closes the connection after a
  * best-effort (non-blocking) write of the replies to the lines before it.
+ *
+ * Server push (--push BYTES, pushmsg.h): a second fd-indexed table, made only
+ * with --push, holds each connection's sequence number and its messages not
+ * sent yet (a count: a message is formatted when it is sent, stamped with the
+ * time it goes to the kernel; only a message partly sent keeps its stamp).
+ * Pending pushes and pongs together are the output the slow cutoff bounds.
+ * Paced pushing (--push-every) walks the fd table with a cursor from a 10 ms
+ * tick, so that each connection gets one message per interval and the sends
+ * are spread over it; --push-burst sends each interval's messages at once;
+ * SIGUSR1 sends one message to every connection now.
  */
 #include "server.h"
 
@@ -25,10 +35,13 @@
 #include "listener.h"
 #include "loop.h"
 #include "net.h"
+#include "pushmsg.h"
 
 #define READ_BUF 65536
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
 #define PUBLISH_MS 50.0
+#define PUSH_TICK_MS 10.0
+#define PUSH_BUF 65536 /* messages formatted for one send() */
 
 enum {
     CONN_OPEN = 1,
@@ -43,9 +56,30 @@ struct conn {                   /* 12 bytes, fd-indexed */
 };
 _Static_assert(sizeof(struct conn) <= 32, "per-connection state must stay small");
 
+/* One connection's push state (fd-indexed; only with --push). */
+struct pconn {                  /* 24 bytes */
+    uint64_t usec;              /* USEC of the message partly sent (off > 0) */
+    uint32_t seq;               /* SEQ of the last message whose sending began */
+    uint32_t pending;           /* messages not fully sent (a partly sent one included) */
+    uint16_t off;               /* bytes of the first pending message already sent */
+};
+
+_Static_assert(sizeof(struct pconn) <= 24, "push state per connection must stay small");
+
+struct pusher {
+    struct pconn *pc;           /* max_fds entries; NULL without --push */
+    size_t bytes;               /* message size */
+    uint32_t seq_max;
+    size_t slots;               /* messages buf holds */
+    uint64_t every_ns;          /* --push-every; 0: SIGUSR1 broadcasts only */
+    uint64_t start_ns;          /* CLOCK_MONOTONIC start of the current interval */
+    int cursor;                 /* paced: the next fd of this interval's sweep */
+    char *buf;                  /* PUSH_BUF bytes of formatted messages */
+};
+
 struct counters {
     long open;
-    uint64_t accepted, closed, slow, lines, pongs, oversized;
+    uint64_t accepted, closed, slow, lines, pongs, oversized, pushed;
 };
 
 struct worker {
@@ -53,12 +87,14 @@ struct worker {
     c1m_loop *loop;
     struct conn *conns;         /* max_fds entries */
     int max_fds;
+    int fd_hi;                  /* 1 + the highest fd a connection had: the push sweep's end */
     int conn_handler;
     struct c1m_listener listener;
     struct counters c;
     int dirty;
     uint64_t state;
     struct c1m_stats_worker *rec;
+    struct pusher push;
     char rbuf[READ_BUF];
     char pongs[PONG_BUF];
 };
@@ -75,6 +111,7 @@ static void publish(struct worker *w)
     r->lines = w->c.lines;
     r->pongs = w->c.pongs;
     r->oversized = w->c.oversized;
+    r->pushed = w->c.pushed;
     r->accept_errors = w->listener.accept_errors;
     r->updated_ns = c1m_now_ns();
     c1m_stats_end(r);
@@ -86,27 +123,75 @@ static void conn_close(struct worker *w, int fd)
     c1m_loop_del(w->loop, fd);
     close(fd); /* EINTR on close of a socket: the fd is gone anyway on Linux */
     memset(&w->conns[fd], 0, sizeof(w->conns[fd]));
+    if (w->push.pc)
+        memset(&w->push.pc[fd], 0, sizeof(w->push.pc[fd]));
     w->c.open--;
     w->c.closed++;
     w->dirty = 1;
     c1m_listener_conn_closed(&w->listener);
 }
 
-static size_t pending_bytes(const struct conn *c)
+/* Output bytes waiting: pongs, then pushes. */
+static size_t pending_bytes(const struct worker *w, int fd)
 {
-    return (size_t)c->out_pongs * C1M_PONG_LEN - c->out_off;
+    const struct conn *c = &w->conns[fd];
+    size_t n = (size_t)c->out_pongs * C1M_PONG_LEN - c->out_off;
+    if (w->push.pc) {
+        const struct pconn *p = &w->push.pc[fd];
+        n += (size_t)p->pending * w->push.bytes - p->off;
+    }
+    return n;
 }
 
-/* Send pending pongs until done or EAGAIN, counting each pong once its last
- * byte is handed to the kernel. Returns -1 on a send error (EPIPE,
- * ECONNRESET...; the caller closes), else 0. */
+static int has_output(const struct worker *w, int fd)
+{
+    return w->conns[fd].out_pongs || (w->push.pc && w->push.pc[fd].pending);
+}
+
+enum out_kind { OUT_PONGS, OUT_PUSH_REST, OUT_PUSH_NEW };
+
+/* Send pending output until done or EAGAIN: the rest of a push partly sent,
+ * then pongs, then new pushes (the stream stays whole lines). A pong is
+ * counted once its last byte is handed to the kernel, and so is a push;
+ * pushes are formatted here and stamped with the time of their send().
+ * Returns -1 on a send error (EPIPE, ECONNRESET...; the caller closes),
+ * else 0. */
 static int conn_send(struct worker *w, int fd)
 {
     struct conn *c = &w->conns[fd];
-    while (c->out_pongs) {
-        size_t want = pending_bytes(c);
-        size_t room = PONG_BUF - c->out_off;
-        ssize_t n = send(fd, w->pongs + c->out_off, want < room ? want : room, MSG_NOSIGNAL);
+    struct pusher *ps = &w->push;
+    struct pconn *p = ps->pc ? &ps->pc[fd] : NULL;
+    for (;;) {
+        const char *buf;
+        size_t len;
+        enum out_kind kind;
+        uint64_t usec = 0;
+        if (p && p->off) {
+            c1m_push_format(ps->buf, ps->bytes, p->seq, p->usec);
+            buf = ps->buf + p->off;
+            len = ps->bytes - p->off;
+            kind = OUT_PUSH_REST;
+        } else if (c->out_pongs) {
+            size_t want = (size_t)c->out_pongs * C1M_PONG_LEN - c->out_off;
+            size_t room = PONG_BUF - c->out_off;
+            buf = w->pongs + c->out_off;
+            len = want < room ? want : room;
+            kind = OUT_PONGS;
+        } else if (p && p->pending) {
+            size_t k = p->pending < ps->slots ? p->pending : ps->slots;
+            usec = c1m_realtime_us();
+            uint32_t seq = p->seq;
+            for (size_t i = 0; i < k; i++) {
+                seq = c1m_push_seq_next(seq, ps->seq_max);
+                c1m_push_format(ps->buf + i * ps->bytes, ps->bytes, seq, usec);
+            }
+            buf = ps->buf;
+            len = k * ps->bytes;
+            kind = OUT_PUSH_NEW;
+        } else {
+            return 0;
+        }
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -114,14 +199,32 @@ static int conn_send(struct worker *w, int fd)
                 return 0;
             return -1;
         }
-        size_t done = (size_t)n + c->out_off;
-        uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
-        c->out_pongs -= sent;
-        c->out_off = (uint8_t)(done % C1M_PONG_LEN);
-        w->c.pongs += sent;
         w->dirty = 1;
+        if (kind == OUT_PONGS) {
+            size_t done = (size_t)n + c->out_off;
+            uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
+            c->out_pongs -= sent;
+            c->out_off = (uint8_t)(done % C1M_PONG_LEN);
+            w->c.pongs += sent;
+        } else if (kind == OUT_PUSH_REST) {
+            p->off = (uint16_t)(p->off + (size_t)n);
+            if (p->off == ps->bytes) {
+                p->off = 0;
+                p->pending--;
+                w->c.pushed++;
+            }
+        } else {
+            size_t full = (size_t)n / ps->bytes, rest = (size_t)n % ps->bytes;
+            for (size_t i = 0; i < full + (rest > 0); i++)
+                p->seq = c1m_push_seq_next(p->seq, ps->seq_max);
+            p->pending -= (uint32_t)full;
+            w->c.pushed += full;
+            if (rest) { /* the rest of this one goes first next time, same stamp */
+                p->off = (uint16_t)rest;
+                p->usec = usec;
+            }
+        }
     }
-    return 0;
 }
 
 /* Send what is pending, then apply the slow cutoff, finish a half-closed
@@ -134,17 +237,18 @@ static int conn_flush(struct worker *w, int fd)
         conn_close(w, fd);
         return -1;
     }
-    if (c->out_pongs && pending_bytes(c) > (size_t)w->cfg->max_pending) {
+    int out = has_output(w, fd);
+    if (out && pending_bytes(w, fd) > (size_t)w->cfg->max_pending) {
         w->c.slow++;
         conn_close(w, fd);
         return -1;
     }
-    if ((c->flags & CONN_EOF) && !c->out_pongs) {
+    if ((c->flags & CONN_EOF) && !out) {
         conn_close(w, fd); /* everything queued was delivered */
         return -1;
     }
     uint32_t ev = c->flags & CONN_EOF ? EPOLLOUT
-                                      : EPOLLIN | EPOLLRDHUP | (c->out_pongs ? EPOLLOUT : 0);
+                                      : EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0);
     if (c1m_loop_mod(w->loop, fd, ev) < 0) { /* no-op when the mask is unchanged */
         conn_close(w, fd);
         return -1;
@@ -165,7 +269,7 @@ static void conn_read(struct worker *w, int fd)
         return;
     }
     if (n == 0) { /* orderly EOF: the peer sends no more */
-        if (!c->out_pongs) {
+        if (!has_output(w, fd)) {
             conn_close(w, fd);
             return;
         }
@@ -219,14 +323,14 @@ static int on_accept(void *ud, int fd)
         close(fd);
         return 0;
     }
-    /* Failure to shrink the buffers is not fatal: the connection still works. */
-    c1m_set_bufs(fd, w->cfg->sndbuf, w->cfg->rcvbuf);
     if (c1m_loop_add(w->loop, fd, EPOLLIN | EPOLLRDHUP, w->conn_handler) < 0) {
         close(fd);
         w->listener.accept_errors++;
         return 0;
     }
     w->conns[fd].flags = CONN_OPEN;
+    if (fd >= w->fd_hi)
+        w->fd_hi = fd + 1;
     w->c.open++;
     w->c.accepted++;
     w->dirty = 1;
@@ -254,6 +358,103 @@ static void on_publish_tick(c1m_loop *loop, uint64_t id, void *ud)
     struct worker *w = ud;
     publish(w); /* also refreshes updated_ns: readers see the worker is alive */
     c1m_loop_timer(loop, PUBLISH_MS, on_publish_tick, w);
+}
+
+/* One more push message for each open connection in fds [from, to) that
+ * has not half-closed: queued behind what waits, sent now if the socket
+ * takes it; a backlog over --max-pending closes it as slow (conn_flush). */
+static void push_range(struct worker *w, int from, int to)
+{
+    for (int fd = from; fd < to; fd++) {
+        struct conn *c = &w->conns[fd];
+        if ((c->flags & (CONN_OPEN | CONN_EOF)) != CONN_OPEN)
+            continue;
+        struct pconn *p = &w->push.pc[fd];
+        if (p->pending == UINT32_MAX) /* unreachable: --max-pending closes long before */
+            continue;
+        p->pending++;
+        conn_flush(w, fd);
+    }
+}
+
+/* Paced: each tick sends to the fds due since the last one, so the sweep
+ * over [0, fd_hi) ends with the interval. Burst: the tick fires at each
+ * interval's end and sends to all. A loop late by a whole interval skips it
+ * (a connection never gets two messages at once from the schedule). */
+static void on_push_tick(c1m_loop *loop, uint64_t id, void *ud)
+{
+    (void)id;
+    struct worker *w = ud;
+    struct pusher *ps = &w->push;
+    uint64_t now = c1m_now_ns();
+    if (now - ps->start_ns >= ps->every_ns) {
+        push_range(w, ps->cursor, w->fd_hi); /* the rest of the interval (burst: all) */
+        ps->start_ns += ps->every_ns;
+        ps->cursor = 0;
+        if (now - ps->start_ns >= ps->every_ns)
+            ps->start_ns = now;
+    }
+    uint64_t e = now - ps->start_ns;
+    double next_ms;
+    if (w->cfg->push_burst) {
+        next_ms = (double)(ps->every_ns - e) / 1e6;
+    } else {
+        int target = (int)((double)w->fd_hi * (double)e / (double)ps->every_ns);
+        if (target > w->fd_hi)
+            target = w->fd_hi;
+        if (target > ps->cursor) {
+            int from = ps->cursor;
+            ps->cursor = target;
+            push_range(w, from, target);
+        }
+        next_ms = (double)ps->every_ns / 1e6;
+        if (next_ms > PUSH_TICK_MS)
+            next_ms = PUSH_TICK_MS;
+    }
+    if (!c1m_loop_timer(loop, next_ms, on_push_tick, w))
+        perror("c1m-server: push timer"); /* ENOMEM: pushing stops, the rest goes on */
+}
+
+/* SIGUSR1: one message to every connection now (the paced sweep goes on). */
+static void on_push_signal(c1m_loop *loop, int signo, void *ud)
+{
+    (void)loop;
+    (void)signo;
+    struct worker *w = ud;
+    push_range(w, 0, w->fd_hi);
+}
+
+static int push_setup(struct worker *w)
+{
+    const struct server_config *cfg = w->cfg;
+    struct pusher *ps = &w->push;
+    ps->bytes = (size_t)cfg->push_bytes;
+    ps->seq_max = c1m_push_seq_max(ps->bytes);
+    ps->slots = PUSH_BUF / ps->bytes;
+    ps->every_ns = (uint64_t)(cfg->push_every * 1e9);
+    ps->pc = calloc((size_t)w->max_fds, sizeof(*ps->pc));
+    ps->buf = malloc(ps->slots * ps->bytes);
+    if (!ps->pc || !ps->buf) {
+        perror("c1m-server: push tables");
+        return -1;
+    }
+    c1m_push_fill(ps->buf, ps->bytes, ps->slots);
+    if (c1m_loop_signal(w->loop, SIGUSR1, on_push_signal, w) < 0) {
+        perror("c1m-server: signalfd (SIGUSR1)");
+        return -1;
+    }
+    return 0;
+}
+
+static void push_start(struct worker *w)
+{
+    struct pusher *ps = &w->push;
+    if (!ps->pc || !ps->every_ns)
+        return;
+    ps->start_ns = c1m_now_ns();
+    double first = w->cfg->push_burst ? (double)ps->every_ns / 1e6 : 0;
+    if (!c1m_loop_timer(w->loop, first, on_push_tick, w))
+        perror("c1m-server: push timer");
 }
 
 static void close_all(struct worker *w)
@@ -293,8 +494,14 @@ int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int
         perror("c1m-server: signalfd");
         goto out;
     }
-    if (c1m_listener_open(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
-                          cfg->worker_conns, &w->c.open, on_accept, on_listen_state, w) < 0) {
+    if (cfg->push_bytes && push_setup(w) < 0)
+        goto out;
+    /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
+     * inherits them (two setsockopt() calls fewer per connection) */
+    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
+    if (c1m_listener_open_opts(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
+                               &opts, cfg->worker_conns, &w->c.open, on_accept,
+                               on_listen_state, w) < 0) {
         fprintf(stderr, "c1m-server: worker %d: listen on %s:%d: %s\n", index, cfg->host,
                 cfg->port, strerror(errno));
         goto out;
@@ -302,6 +509,7 @@ int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int
     w->state = C1M_ST_LISTENING;
     publish(w);
     c1m_loop_timer(w->loop, PUBLISH_MS, on_publish_tick, w);
+    push_start(w);
 
     while (!c1m_loop_stopping(w->loop)) {
         if (c1m_loop_run_once(w->loop, -1) < 0) {
@@ -323,6 +531,8 @@ out:
     w->state = rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED;
     publish(w);
     free(w->conns);
+    free(w->push.pc);
+    free(w->push.buf);
     free(w);
     return rc;
 }

@@ -17,6 +17,9 @@ struct server_config {
     long max_pending;    /* reply bytes allowed to wait before "slow" */
     const char *stats_path;
     int quiet;
+    int push_bytes;      /* --push: message size, 0 = no push */
+    double push_every;   /* --push-every seconds, 0 = SIGUSR1 broadcasts only */
+    int push_burst;      /* --push-burst: each interval's messages all at once */
 };
 
 /* Run worker `index` until SIGTERM/SIGINT; returns its exit status. Its

@@ -30,7 +30,7 @@ static void help(void)
            "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,\n"
            "                   full,workers_dead (a header first; for ramp curves with --watch)\n"
            "  --get FIELD      print one total: open accepted closed slow lines pongs oversized\n"
-           "                   accept_errors workers workers_dead starting listening full\n"
+           "                   accept_errors pushed workers workers_dead starting listening full\n"
            "                   stopping exited failed ready pid (ready = 1 when every worker\n"
            "                   is alive and listening or full; pid = the server's)\n"
            "  --watch MS       print again every MS milliseconds (with --count N: N times)\n"
@@ -57,7 +57,7 @@ static int field(const struct sample *s, const char *name, uint64_t *out)
     struct { const char *n; uint64_t v; } f[] = {
         {"open", t->open}, {"accepted", t->accepted}, {"closed", t->closed}, {"slow", t->slow},
         {"lines", t->lines}, {"pongs", t->pongs}, {"oversized", t->oversized},
-        {"accept_errors", t->accept_errors}, {"workers", t->workers},
+        {"accept_errors", t->accept_errors}, {"pushed", t->pushed}, {"workers", t->workers},
         {"workers_dead", t->workers_dead},
         {"starting", t->state[C1M_ST_STARTING]}, {"listening", t->state[C1M_ST_LISTENING]},
         {"full", t->state[C1M_ST_FULL]}, {"stopping", t->state[C1M_ST_STOPPING]},
@@ -74,10 +74,11 @@ static int field(const struct sample *s, const char *name, uint64_t *out)
 }
 
 #define COUNTERS_FMT "open=%llu accepted=%llu closed=%llu slow=%llu lines=%llu pongs=%llu " \
-                     "oversized=%llu accept_errors=%llu"
+                     "oversized=%llu accept_errors=%llu pushed=%llu"
 #define U(x) (unsigned long long)(x)
 #define COUNTERS(w) U((w)->open), U((w)->accepted), U((w)->closed), U((w)->slow), \
-                    U((w)->lines), U((w)->pongs), U((w)->oversized), U((w)->accept_errors)
+                    U((w)->lines), U((w)->pongs), U((w)->oversized), U((w)->accept_errors), \
+                    U((w)->pushed)
 
 /* kind as text: NUL-padded bytes from the file, printed up to the first NUL;
  * anything outside printable ASCII (and, for JSON, quote and backslash) is
@@ -114,7 +115,7 @@ static void print_text(const struct c1m_stats_reader *r, const struct sample *s,
 }
 
 #define JCOUNTERS "\"open\":%llu,\"accepted\":%llu,\"closed\":%llu,\"slow\":%llu,\"lines\":%llu," \
-                  "\"pongs\":%llu,\"oversized\":%llu,\"accept_errors\":%llu"
+                  "\"pongs\":%llu,\"oversized\":%llu,\"accept_errors\":%llu,\"pushed\":%llu"
 
 static void print_json(const struct c1m_stats_reader *r, const struct sample *s,
                        const struct c1m_stats_worker *recs, const unsigned char *dead)

@@ -344,7 +344,7 @@ class SupervisionTest(unittest.TestCase):
                 self.assertRegex(lines[-1], r"^total kind=asyncio-protocol workers=3 listening=3 "
                                             r"full=0 failed=0 workers_dead=0 open=150 "
                                             r"accepted=150 closed=0 slow=0 lines=150 pongs=150 "
-                                            r"oversized=0 accept_errors=0$")
+                                            r"oversized=0 accept_errors=0 pushed=0$")
                 j = json.loads(subprocess.run([C1M_STAT, "--json", s.stats],
                                               capture_output=True, text=True).stdout)
                 self.assertEqual(j["total"]["open"], 150)

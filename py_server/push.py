@@ -1,0 +1,249 @@
+"""Server push for the Python contenders (--push BYTES, --push-every S,
+--push-burst, SIGUSR1): the same messages and schedule as c1m-server, each API
+in its own idiom.
+
+Message (c_server/lib/pushmsg.h): b"push SEQ USEC " + b"." padding + b"\\n",
+exactly BYTES bytes; SEQ counts a connection's messages from 1, USEC is
+time.time_ns() // 1000 (CLOCK_REALTIME microseconds) when the message is
+handed to the transport.
+
+Schedule (one per worker): the connections that take pushes are kept in a
+list; a 10 ms tick walks it with a cursor so that each connection gets one
+message per interval and the sends are spread evenly over it (c1m-server
+walks its fd table the same way); --push-burst sends each interval's messages
+to all at once at the interval's end; SIGUSR1 sends one to all now.
+
+Idioms (what each contender's own code would do):
+- Protocol contenders (PushProtocol): transport.write(); a connection whose
+  transport asked to pause_writing(), or whose backlog the slow rule is
+  judging (reading paused: protocol.py), skips its pushes; a write that
+  leaves more than --max-pending queued starts the slow rule, exactly as a
+  pong does.
+- Streams contenders (StreamPush): one task per connection, woken by the
+  schedule, that writes and awaits drain(); a backlog over --max-pending is
+  judged by the streams handler's slow rule first (backlog_drained: drain()
+  alone waits without limit for a peer that stopped reading). A connection
+  whose task is still busy with its last message skips the next.
+`pushed` counts messages handed to the transport and not dropped: a
+connection cut as slow takes its dropped bytes out of `pushed` (at most its
+own messages; pongs queued with them stay counted).
+"""
+import asyncio
+import time
+
+from .protocol import LineProtocol, abort, after_next_send, backlog_drained
+
+TICK_S = 0.01
+MIN_BYTES = 32
+MAX_BYTES = 1025            # a line of 1024 bytes plus its newline
+MIN_EVERY = 0.001
+MAX_EVERY = 86400.0
+_FIXED = 24                 # b"push " + b" " + 16-digit USEC + b" " + b"\n"
+
+
+def seq_max(size):
+    """The largest SEQ a message of size bytes holds (c1m_push_seq_max)."""
+    digits = size - _FIXED
+    return (1 << 32) - 1 if digits >= 10 else 10 ** digits - 1
+
+
+def message_maker(size):
+    """make(seq) -> one message of size bytes stamped now."""
+    dots = b"." * (size - 1) + b"\n"
+    now = time.time_ns
+
+    def make(seq):
+        head = b"push %d %d " % (seq, now() // 1000)
+        return head + dots[len(head):]
+    return make
+
+
+def dropped_pushes(queued, size, limit):
+    """Messages lost when queued bytes are dropped (a partly sent message was
+    not sent), at most limit."""
+    return min(-(-queued // size), limit)
+
+
+def drop(t, w, size, seq):
+    """Abort t (a slow peer, or shutdown), taking the push messages dropped
+    with its queued bytes out of w.pushed (at most seq: its own)."""
+    w.pushed -= dropped_pushes(t.get_write_buffer_size(), size, seq)
+    abort(t)
+
+
+class Schedule:
+    """One worker's push schedule over the connections registered with add().
+
+    The list keeps [0, cursor) = the connections already sent to in this
+    interval: remove() preserves that split, so a connection that closes does
+    not make another miss its turn."""
+
+    def __init__(self, loop, every, burst):
+        self.loop = loop
+        self.every = every
+        self.burst = burst
+        self.conns = []
+        self.cursor = 0
+        self.start_t = 0.0
+        self.handle = None
+
+    def add(self, c):
+        c.i = len(self.conns)
+        self.conns.append(c)
+
+    def remove(self, c):
+        i = c.i
+        if i < 0:
+            return
+        c.i = -1
+        conns = self.conns
+        if i < self.cursor:
+            j = self.cursor - 1     # the hole moves to the last swept slot
+            if j != i:
+                m = conns[j]
+                conns[i] = m
+                m.i = i
+            self.cursor = j
+            i = j
+        last = conns.pop()
+        if i < len(conns):
+            conns[i] = last
+            last.i = i
+
+    def start(self):
+        if self.every:
+            self.start_t = self.loop.time()
+            self.handle = self.loop.call_later(self.every if self.burst else 0, self.tick)
+
+    def stop(self):
+        if self.handle is not None:
+            self.handle.cancel()
+            self.handle = None
+
+    def sweep(self, target):
+        conns = self.conns
+        while self.cursor < target and self.cursor < len(conns):
+            c = conns[self.cursor]
+            self.cursor += 1
+            c.push()
+
+    def tick(self):
+        now = self.loop.time()
+        every = self.every
+        if now - self.start_t >= every:
+            self.sweep(len(self.conns))     # the rest of this interval (burst: all)
+            self.start_t += every
+            self.cursor = 0
+            if now - self.start_t >= every:
+                self.start_t = now          # a whole interval late: skip it
+        if self.burst:
+            delay = self.start_t + every - now
+        else:
+            self.sweep(int(len(self.conns) * (now - self.start_t) / every))
+            delay = TICK_S if every > TICK_S else every
+        self.handle = self.loop.call_later(delay, self.tick)
+
+    def broadcast(self, *_):
+        """SIGUSR1: one message to every connection now."""
+        for c in list(self.conns):
+            c.push()
+
+
+class PushProtocol(LineProtocol):
+    """LineProtocol plus pushes (the Protocol idiom). f: WRITE_PAUSED."""
+
+    __slots__ = ("seq", "i", "f")
+
+    S = None            # the Schedule
+    make = None         # message_maker(size)
+    size = 0
+    seq_max = 0
+    WRITE_PAUSED = 1
+
+    @classmethod
+    def configure_push(cls, schedule, size):
+        cls.S = schedule
+        cls.make = staticmethod(message_maker(size))
+        cls.size = size
+        cls.seq_max = seq_max(size)
+
+    def connection_made(self, transport):
+        self.seq = 0
+        self.f = 0
+        self.i = -1
+        LineProtocol.connection_made(self, transport)
+        self.S.add(self)
+
+    def connection_lost(self, exc):
+        self.S.remove(self)
+        LineProtocol.connection_lost(self, exc)
+
+    def pause_writing(self):
+        self.f |= self.WRITE_PAUSED
+
+    def resume_writing(self):
+        self.f &= ~self.WRITE_PAUSED
+
+    def push(self):
+        t = self.t
+        if t is None or self.n < 0 or self.f or not t.is_reading():
+            return      # closed, paused by the transport, or its backlog is being judged
+        seq = self.seq + 1 if self.seq < self.seq_max else 1
+        self.seq = seq
+        t.write(self.make(seq))
+        self.W.pushed += 1
+        queued = t.get_write_buffer_size()
+        if queued > self.max_pending:
+            # the slow rule, as for pongs (protocol.py): no reading, no
+            # pushes, until the backlog is judged
+            t.pause_reading()
+            after_next_send(self.loop, self.check_backlog, queued, False)
+
+    def drop(self):
+        drop(self.t, self.W, self.size, self.seq)
+
+
+class StreamPush:
+    """One streams connection's pushes: a task that waits for its turn,
+    writes and awaits drain(). judging: the handler is judging a pong backlog
+    (no pushes meanwhile)."""
+
+    __slots__ = ("writer", "seq", "i", "wake", "task", "judging")
+
+    def __init__(self, writer):
+        self.writer = writer
+        self.seq = 0
+        self.i = -1
+        self.wake = None
+        self.task = None
+        self.judging = False
+
+    def push(self):
+        wake = self.wake
+        if wake is not None and not self.judging and not wake.done():
+            wake.set_result(None)
+        # else busy with its last message (or judged): this turn is skipped
+
+    async def run(self, w, make, size, smax, max_pending):
+        writer = self.writer
+        t = writer.transport
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                self.wake = loop.create_future()
+                await self.wake
+                self.wake = None
+                if t.is_closing():
+                    return
+                self.seq = seq = self.seq + 1 if self.seq < smax else 1
+                writer.write(make(seq))
+                w.pushed += 1
+                if t.get_write_buffer_size() > max_pending \
+                        and not await backlog_drained(t, max_pending):
+                    if not t.is_closing():  # the handler may have cut it meanwhile
+                        w.slow += 1
+                        drop(t, w, size, seq)
+                    return
+                await writer.drain()
+        except (ConnectionResetError, OSError):
+            return  # the connection is gone: the handler counts the close

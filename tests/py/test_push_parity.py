@@ -1,0 +1,252 @@
+"""Push parity: the same server push on every contender (c1m-server and the
+Python ones: asyncio-protocol, asyncio-streams, uvloop-protocol,
+uvloop-streams, pyext), each with --workers 1 on 127.0.0.1, read by
+tests/tools/push_reader.py (message format and size, sequence numbers from 1
+without gaps, timestamps not after their receipt), with the `pushed` counter
+against what arrived, the slow cutoff on a peer that stops reading, pongs
+and pushes on one connection, SIGUSR1 broadcasts, bursts, and the flags' bad
+values.
+
+Loops are selected as in test_protocol_parity (C1M_TEST_LOOP=c,asyncio,...).
+Ports 9260-9299.
+
+    /usr/bin/python3 -m unittest tests.py.test_push_parity -v
+"""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+for _d in (REPO, HERE, os.path.join(REPO, "tests", "tools")):
+    if _d not in sys.path:
+        sys.path.insert(0, _d)
+
+import test_protocol_parity as base  # noqa: E402
+from push_reader import PushReader  # noqa: E402
+from py_server import stats as pstats  # noqa: E402
+from py_server.push import (Schedule, dropped_pushes, message_maker,  # noqa: E402
+                            seq_max)
+
+HOST = base.HOST
+PACED = ("--push", "512", "--push-every", "0.05")
+
+
+class MessageTest(unittest.TestCase):
+    """The message and the schedule without a server."""
+
+    def test_message_format_and_size(self):
+        for size in (32, 64, 1025):
+            m = message_maker(size)(7)
+            self.assertEqual(len(m), size)
+            self.assertRegex(m, rb"^push 7 [0-9]{16} \.*\n$")
+            usec = int(m.split()[2])
+            self.assertLess(abs(usec - time.time_ns() // 1000), 10_000_000)
+
+    def test_seq_max_fits(self):
+        self.assertEqual(seq_max(32), 99_999_999)
+        self.assertEqual(seq_max(34), (1 << 32) - 1)
+        self.assertEqual(seq_max(1025), (1 << 32) - 1)
+        self.assertEqual(len(message_maker(32)(seq_max(32))), 32)
+
+    def test_dropped_pushes(self):
+        self.assertEqual(dropped_pushes(0, 512, 9), 0)
+        self.assertEqual(dropped_pushes(1, 512, 9), 1)      # a partly sent one was not sent
+        self.assertEqual(dropped_pushes(1025, 512, 9), 3)
+        self.assertEqual(dropped_pushes(100000, 512, 9), 9)  # never more than it wrote
+
+    def test_schedule_remove_keeps_the_swept_split(self):
+        class C:
+            def __init__(self, k):
+                self.k, self.i, self.got = k, -1, 0
+
+            def push(self):
+                self.got += 1
+
+        class FakeLoop:
+            def time(self):
+                return 0.0
+
+        s = Schedule(FakeLoop(), 1.0, False)
+        cs = [C(k) for k in range(10)]
+        for c in cs:
+            s.add(c)
+        s.sweep(5)                   # 0..4 sent to in this interval
+        s.remove(cs[1])              # a swept one closes
+        s.remove(cs[7])              # an unswept one closes
+        self.assertEqual(s.cursor, 4)
+        self.assertTrue(all(c.got == 1 for c in s.conns[:s.cursor]))
+        self.assertTrue(all(c.got == 0 for c in s.conns[s.cursor:]))
+        self.assertEqual(sorted(c.k for c in s.conns), [0, 2, 3, 4, 5, 6, 8, 9])
+        self.assertTrue(all(s.conns[c.i] is c for c in s.conns))
+        s.sweep(len(s.conns))        # the rest of the interval: each exactly once
+        self.assertEqual([c.got for c in s.conns], [1] * 8)
+
+
+class PushParity:
+    """Mixed into one TestCase per contender (loop, api, port)."""
+    loop = api = None
+    port = 0
+
+    @classmethod
+    def setUpClass(cls):
+        base.skip_or_fail(cls, cls.loop)
+        cls.tmp = tempfile.TemporaryDirectory(prefix="c1m-push-parity-")
+        cls.stats_path = os.path.join(cls.tmp.name, "paced.stats")
+        cls.proc = base.start_server(cls.loop, cls.api, cls.port, cls.stats_path, *PACED)
+
+    @classmethod
+    def tearDownClass(cls):
+        if getattr(cls, "proc", None) is not None:
+            base.stop_server(cls.proc)
+        if getattr(cls, "tmp", None) is not None:
+            cls.tmp.cleanup()
+
+    # -- helpers --
+    def reader(self, size=512, port=None, interval=0.0):
+        r = PushReader(HOST, port or self.port, size, interval)
+        self.addCleanup(r.close)
+        return r
+
+    def total(self, path=None):
+        return pstats.read_file(path or self.stats_path)["total"]
+
+    def wait_total(self, pred, what, path=None, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            t = self.total(path)
+            if pred(t):
+                return t
+            time.sleep(0.02)
+        self.fail("counters never showed %s: %s" % (what, self.total(path)))
+
+    def assert_clean(self, s):
+        self.assertEqual((s["bad"], s["gaps"], s["not_from_1"], s["future_usec"],
+                          s["usec_before_start"]), (0, 0, 0, 0, 0), s)
+
+    def server(self, port, name, *args):
+        path = os.path.join(self.tmp.name, name + ".stats")
+        proc = base.start_server(self.loop, self.api, port, path, *args)
+        self.addCleanup(base.stop_server, proc)
+        return proc, path
+
+    # -- cases --
+    def test_a_format_sequence_timestamps(self):
+        r = self.reader()
+        r.connect(30)
+        ok = r.run(lambda: r.min_each() >= 10, 30)
+        s = r.summary()
+        self.assertTrue(ok, s)
+        self.assert_clean(s)
+        self.assertEqual(s["bytes"], 512 * s["received"])
+
+    def test_b_pongs_and_pushes_share_a_connection(self):
+        r = self.reader()
+        r.connect(5)
+        self.assertTrue(r.run(lambda: r.min_each() >= 20, 30, ping_every=0.01), r.summary())
+        self.assertTrue(r.run(r.pongs_done, 10), r.summary())
+        s = r.summary()
+        self.assert_clean(s)
+        self.assertGreater(s["pings"], 0)
+        self.assertEqual(s["pongs"], s["pings"])
+
+    def test_c_slow_peer_is_cut_and_the_others_keep_receiving(self):
+        slow0 = self.total()["slow"]
+        r = self.reader()
+        r.connect(20)
+        r.stall(1)
+        # the readers keep reading while the stalled one is waited for
+        self.assertTrue(r.run(lambda: self.total()["slow"] >= slow0 + 1, 20),
+                        "no slow cut: %s" % self.total())
+        after = [c.count for c in r.conns]
+        # the readers go on after the cut: 20 more messages each
+        self.assertTrue(r.run(lambda: all(c.count >= a + 20 for c, a in zip(r.conns, after)),
+                              30), r.summary())
+        s = r.summary()
+        self.assert_clean(s)
+        self.assertEqual(r.stalled_closed(), 1)
+        self.assertEqual(self.total()["slow"], slow0 + 1)
+
+    def test_d_sigusr1_broadcast(self):
+        proc, path = self.server(self.port + 10, "usr1", "--push", "64")
+        wpid = pstats.read_file(path)["workers"][0]["pid"]
+        r = self.reader(64, self.port + 10)
+        r.connect(20)
+        self.wait_total(lambda t: t["open"] == 20, "20 open", path)
+        os.kill(proc.pid, signal.SIGUSR1)     # the parent ignores it
+        time.sleep(0.3)
+        self.assertIsNone(proc.poll(), "SIGUSR1 ended the server's parent")
+        self.assertEqual(self.total(path)["pushed"], 0)
+        for k in (1, 2):
+            os.kill(wpid, signal.SIGUSR1)
+            self.assertTrue(r.run(lambda: r.min_each() >= k, 10), r.summary())
+        self.assertFalse(r.run(lambda: r.received > 40, 0.3), "more than one message per signal")
+        s = r.summary()
+        self.assert_clean(s)
+        self.assertEqual((s["received"], s["min_each"], s["max_each"]), (40, 2, 2), s)
+        self.wait_total(lambda t: t["pushed"] == 40, "pushed=40", path)
+
+    def test_e_burst(self):
+        _, path = self.server(self.port + 20, "burst", "--push", "64", "--push-every", "0.5",
+                              "--push-burst")
+        r = self.reader(64, self.port + 20, interval=0.5)
+        r.connect(20)
+        self.assertTrue(r.run(lambda: r.min_each() >= 3, 30), r.summary())
+        s = r.summary()
+        self.assert_clean(s)
+        # one worker, one phase: 1-2 of 10 bins (paced sending fills them all)
+        self.assertLessEqual(s["bins_used"], 3, s)
+
+    def test_f_bad_flags_exit_2_naming_the_flag(self):
+        cases = [(("--push", "31"), "--push"), (("--push", "1026"), "--push"),
+                 (("--push", "x"), "--push"), (("--push", "64", "--push-every", "0"), "--push-every"),
+                 (("--push", "64", "--push-every", "-1"), "--push-every"),
+                 (("--push", "64", "--push-every", "nan"), "--push-every"),
+                 (("--push", "64", "--push-every", "inf"), "--push-every"),
+                 (("--push-every", "1"), "--push-every"), (("--push-burst",), "--push-burst"),
+                 (("--push", "64", "--push-burst"), "--push-burst")]
+        if self.loop not in ("c", "asyncio") or self.api != "protocol":
+            cases = cases[::4]  # the Python contenders share cli.py: a sample each
+        for args, flag in cases:
+            cmd = base.server_command(self.loop, self.api, self.port + 30,
+                                      os.path.join(self.tmp.name, "bad.stats"), *args)
+            r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn(flag, r.stderr, args)
+
+    def test_z_pushed_equals_received_at_stop(self):
+        before = self.wait_total(lambda t: t["open"] == 0, "no connection open")["pushed"]
+        r = self.reader()
+        r.connect(20)
+        self.assertTrue(r.run(lambda: r.min_each() >= 5, 30), r.summary())
+        self.proc.send_signal(signal.SIGTERM)     # the server closes all: read to EOF
+        self.assertTrue(r.run(r.all_eof, 20), r.summary())
+        rc, err = base.stop_server(self.proc)
+        self.__class__.proc = None
+        self.assertEqual(rc, 0, err)
+        s = r.summary()
+        self.assert_clean(s)
+        self.assertEqual(self.total()["pushed"] - before, s["received"], s)
+
+
+CONTENDERS = [  # loop, api, port (SIGUSR1 server: port + 10, burst: + 20, bad flags: + 30)
+    ("c", "protocol", 9260),
+    ("asyncio", "protocol", 9261),
+    ("asyncio", "streams", 9262),
+    ("uvloop", "protocol", 9263),
+    ("uvloop", "streams", 9264),
+    ("c1m", "protocol", 9265),
+]
+for _loop, _api, _port in CONTENDERS:
+    _name = "Push_c" if _loop == "c" else "Push_%s_%s" % (_loop, _api)
+    globals()[_name] = type(_name, (PushParity, unittest.TestCase),
+                            {"loop": _loop, "api": _api, "port": _port})
+del _loop, _api, _port, _name
+
+
+if __name__ == "__main__":
+    unittest.main()
