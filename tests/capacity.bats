@@ -78,11 +78,15 @@ fixture() {
     run make -s capacity PYTHON="$PYTHON"
     assert_failure 2
     assert_output --partial "usage: make capacity RUN=results/X"
-    for m in 64 0G -8G 64X G 1e3G; do
-        run harness/capacity results/reference --mem "$m"
+    for m in 64 0G -8G 64X G 1e3G ""; do
+        run harness/capacity results/reference --mem="$m"
         assert_failure 2
         assert_output --partial "capacity: --mem:"
     done
+    # a value that looks like a flag: argparse's own message, still naming --mem
+    run harness/capacity results/reference --mem -8G
+    assert_failure 2
+    assert_output --partial "argument --mem: expected one argument"
     for s in 1.5 -0.01 nan 101% x; do
         run harness/capacity results/reference --mem 8G --stall "$s"
         assert_failure 2

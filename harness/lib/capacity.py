@@ -339,7 +339,7 @@ def stall_backlog(basis, sockets, given=None):
         return max(kern, 0) + max(user, 0), "measured: %s %.0f + stall_user_bytes_per_stalled %.0f" % (
             kcol, kern, user)
     b, txt = bound_backlog(basis, sockets)
-    return b, "no stall measurement in the run (no %s/stall_user_bytes_per_stalled): %s" % (kcol, txt)
+    return b, "no stall measurement in the run (no stall_*_bytes_per_stalled columns): %s" % txt
 
 
 # ---------------------------------------------------------------- the model

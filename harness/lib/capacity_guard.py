@@ -14,7 +14,10 @@ available even while the sockets are open, so the guard never sees it fall.
 Not counted: the client's own userspace (runs.csv does not measure it).
 --out DIR saves the prediction (DIR/capacity-prediction.json) where the
 validation run will write its results (OUT=DIR; bench.sh accepts a directory
-without a runs.csv); --check DIR compares it with the runs there.
+without a runs.csv); --check DIR compares it with the runs there: idle, the
+connections open when the guard stopped the ramp; with --stall (the stall
+scenario stalls its fraction only once the whole tier is open), a bracket: a
+tier 10% below the prediction must hold, one 10% above must be stopped.
 """
 import json
 import math
