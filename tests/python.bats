@@ -56,6 +56,19 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: server push parity on every contender (tests/py/test_push_parity.py)" {
+    loops=c,asyncio,c1m   # as the protocol parity test: built by make test, never skipped
+    if "$PYTHON" -c 'import uvloop' 2>/dev/null; then
+        loops+=,uvloop
+    else
+        echo "# uvloop is not importable by $PYTHON: its cases are skipped" >&3
+    fi
+    PYENV+=(C1M_TEST_LOOP="$loops")
+    run py -m unittest tests.py.test_push_parity
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "unittest: c1m extension API (tests/py/test_pyext_api.py)" {
     run py -m unittest tests.py.test_pyext_api
     assert_success
