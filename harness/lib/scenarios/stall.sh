@@ -1,0 +1,217 @@
+# shellcheck shell=bash
+# scenarios/stall.sh - stalled readers (issue 10 §2): the server pushes a line
+# of STALL_PUSH_BYTES to every connection every STALL_PUSH_EVERY seconds; after
+# the hold (and its end-of-hold counts) a fraction of the client's connections
+# stops reading (c1m-client --stall F --stall-on-signal, then SIGUSR2: the
+# client no longer looks at those sockets, not even for a close), so what the
+# server sends them piles up: in the client's receive queue, the server's send
+# queue, then the server's own buffers, until the server cuts them as slow (the
+# bounded idioms) or grows until the memory guard stops it.
+#
+# Variants: every fraction of STALL (default 0.01,0.1; 0 = the same run with
+# nobody stalled, the reference) with every server send buffer of STALL_SNDBUF
+# (default "default,0": the server's own --sndbuf 4096, and 0 = kernel
+# autotuning up to tcp_wmem's max, seed 002's experiment): "stall=0.01",
+# "stall=0.01-sndbuf0", ... The server's --max-pending is its default (4096).
+#
+# The phase samples once a second (OUT/stall.csv: seconds since the stall,
+# sockstat TCP mem pages and orphans of the namespace, the server's slow count
+# and RssAnon, MemAvailable) and ends when every stalled connection was cut
+# (the server's `slow` counter grew by the number stalled: "cut"), when nothing
+# changed for STALL_STEADY seconds ("steady": the queues are full and stay), at
+# STALL_WAIT seconds ("wait": still filling), when MemAvailable fell under the
+# run's floor (status oom-guard: the finding, the memory an unbounded idiom
+# took, is in the note), or when a server process died (server-died). Then, once,
+# `ss -tmn` over the server's sockets (slow at 1M sockets: stall_ss_s says how
+# long it took).
+#
+# Keys (result.json / runs.csv), per stalled connection unless said:
+#   stall_fraction, stall_sndbuf, stalled (the client's count), stall_end,
+#   stall_phase_s, stall_tcp_mem_bytes_per_stalled (peak sockstat mem - before,
+#   x 4096 / stalled: both ends, the client's receive queue included),
+#   stall_user_bytes_per_stalled (peak server RssAnon - before), stall_sendq_bytes_per_stalled
+#   and stall_wmem_bytes_per_stalled (ss at the end: Send-Q and skmem w summed over
+#   the server's sockets, cut ones still draining included), stall_ss_sockets,
+#   stall_ss_s, stall_tcp_mem0_kib / _peak_kib / _end_kib, stall_orphans_end,
+#   stall_cut (connections the server closed as slow during the phase),
+#   stall_cut_first_s / stall_cut_last_s (stall until the first / last of them,
+#   from the 10 Hz ramp.csv samples), stall_push_bytes_cfg, stall_push_every_s.
+
+scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_WAIT STALL_STEADY; }
+
+stall_fracs() { tr ', ' '\n\n' <<<"${STALL:-0.01,0.1}" | sed '/^$/d'; }
+stall_bufs() { tr ', ' '\n\n' <<<"${STALL_SNDBUF:-default,0}" | sed '/^$/d'; }
+
+scenario_check() {
+    local f b e=${STALL_PUSH_EVERY:-1} pb=${STALL_PUSH_BYTES:-1024}
+    [ -n "$(stall_fracs)" ] || { echo "STALL: empty" >&2; return 1; }
+    for f in $(stall_fracs); do
+        [[ $f =~ ^(0|1|0?[.][0-9]+|1[.]0*)$ ]] && awk -v f="$f" 'BEGIN{exit !(f >= 0 && f <= 1)}' \
+            || { echo "STALL: expects fractions 0..1 (e.g. 0.01,0.1): $f" >&2; return 1; }
+    done
+    [ -n "$(stall_bufs)" ] || { echo "STALL_SNDBUF: empty" >&2; return 1; }
+    for b in $(stall_bufs); do
+        [[ $b =~ ^(default|0)$ ]] || { echo "STALL_SNDBUF: expects default and/or 0 (kernel autotuning): $b" >&2; return 1; }
+    done
+    in_range "$pb" 32 1025 || { echo "STALL_PUSH_BYTES: expects 32..1025: $pb" >&2; return 1; }
+    [[ $e =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]] && awk -v e="$e" 'BEGIN{exit !(e >= 0.001 && e <= 86400)}' \
+        || { echo "STALL_PUSH_EVERY: expects seconds 0.001..86400: $e" >&2; return 1; }
+    in_range "${STALL_WAIT:-300}" 1 86400 || { echo "STALL_WAIT: expects whole seconds 1..86400: ${STALL_WAIT}" >&2; return 1; }
+    in_range "${STALL_STEADY:-10}" 2 3600 || { echo "STALL_STEADY: expects whole seconds 2..3600: ${STALL_STEADY}" >&2; return 1; }
+    return 0
+}
+
+scenario_variants() {
+    local f b
+    for f in $(stall_fracs); do
+        for b in $(stall_bufs); do
+            [ "$b" = default ] && echo "stall=$f" || echo "stall=$f-sndbuf0"
+        done
+    done
+}
+
+# The variant's parts: stall_frac_of / stall_buf_of VARIANT.
+stall_frac_of() { local v=${1#stall=}; echo "${v%-sndbuf0}"; }
+stall_buf_of() { [[ $1 == *-sndbuf0 ]] && echo 0 || echo default; }
+
+scenario_server_args() {
+    printf '%s ' --push "${STALL_PUSH_BYTES:-1024}" --push-every "${STALL_PUSH_EVERY:-1}"
+    [ "$(stall_buf_of "$variant")" = 0 ] && printf '%s ' --sndbuf 0
+    echo
+}
+
+scenario_client_args() {
+    local f
+    f=$(stall_frac_of "$variant")
+    awk -v f="$f" 'BEGIN{exit !(f > 0)}' && echo "--stall $f --stall-on-signal"
+    return 0
+}
+
+# stall_sockstat: "mem_pages orphans" of the namespace's TCP line.
+stall_sockstat() {
+    ip netns exec "$ns" awk '$1=="TCP:"{for (i = 2; i < NF; i += 2) v[$i] = $(i + 1); print v["mem"] + 0, v["orphan"] + 0}' /proc/net/sockstat 2>/dev/null
+}
+
+scenario_run() {
+    local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
+    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak prev_mem prev_slow
+    local still=0 end=wait t_end
+    frac=$(stall_frac_of "$variant")
+    R[stall_fraction]=$frac
+    R[stall_sndbuf]=$(stall_buf_of "$variant")
+    R[stall_push_bytes_cfg]=${STALL_PUSH_BYTES:-1024}
+    R[stall_push_every_s]=${STALL_PUSH_EVERY:-1}
+    read -r mem0 orph0 <<<"$(stall_sockstat)"
+    read -r rss0 _ <<<"$(rss_kib $pids)"
+    slow0=$(stat_get "$stats" slow)
+    R[stall_tcp_mem0_kib]=$(( ${mem0:-0} * 4 ))
+    if ! awk -v f="$frac" 'BEGIN{exit !(f > 0)}'; then
+        R[stalled]=0 R[stall_end]=none
+        return 0
+    fi
+    kill -USR2 "$cpid" 2>/dev/null || { stall_fail "the client is gone"; return 0; }
+    for ((i = 0; i < 600; i++)); do
+        line=$(grep -m1 -E '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' "$log" 2>/dev/null) && break
+        sleep 0.05
+    done
+    [ -n "$line" ] || { stall_fail "the client did not report its stall within 30 s"; return 0; }
+    n=$(sed -n 's/.*stalled \([0-9]*\) connections.*/\1/p' <<<"$line")
+    at_us=$(sed -n 's/.* at \([0-9]*\) us.*/\1/p' <<<"$line")
+    R[stalled]=$n
+    log "$contender: $n connections stalled ($frac of each client worker's), the server pushing"
+    t0=$(now_s)
+    mem_peak=${mem0:-0} rss_peak=${rss0:-0} prev_mem=-1 prev_slow=-1
+    echo "seconds,tcp_mem_pages,orphans,slow,server_rss_kib,mem_available_mib" > "$out/stall.csv"
+    for ((i = 1; i <= wait; i++)); do
+        sleep 1 & wait $!
+        read -r mem orph <<<"$(stall_sockstat)"
+        read -r rss _ <<<"$(rss_kib $pids)"
+        slow=$(stat_get "$stats" slow)
+        avail=$(mem_available_mib)
+        echo "$(elapsed "$t0" "$(now_s)"),${mem:-},${orph:-},${slow:-},${rss:-},${avail:-}" >> "$out/stall.csv"
+        [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
+        [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
+        if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then end=oom-guard; break; fi
+        if ! kill -0 "$spid" 2>/dev/null || [ "$(pids_gone $workers)" -gt 0 ]; then end=server-died; break; fi
+        if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
+        # nothing moves: the queues are as full as they get
+        if [ -n "$mem" ] && [ "$prev_mem" -ge 0 ] && [ "${slow:-0}" = "$prev_slow" ] \
+           && [ $(( (mem - prev_mem) * (mem - prev_mem) )) -le $(( (prev_mem / 100 + 2) * (prev_mem / 100 + 2) )) ]; then
+            still=$((still + 1))
+            [ "$still" -ge "$steady" ] && { end=steady; break; }
+        else
+            still=0
+        fi
+        prev_mem=${mem:-0} prev_slow=${slow:-0}
+    done
+    t_end=$(now_s)
+    R[stall_phase_s]=$(elapsed "$t0" "$t_end")
+    R[stall_end]=$end
+    R[stall_at_us]=$at_us
+    R[stall_tcp_mem_peak_kib]=$((mem_peak * 4))
+    R[stall_tcp_mem_end_kib]=$(( ${mem:-0} * 4 ))
+    R[stall_orphans_end]=${orph:-}
+    if [ "$n" -gt 0 ]; then
+        R[stall_tcp_mem_bytes_per_stalled]=$(( (mem_peak - ${mem0:-0}) * 4096 / n ))
+        R[stall_user_bytes_per_stalled]=$(( (rss_peak - ${rss0:-0}) * 1024 / n ))
+    fi
+    [ -n "$slow0" ] && [ -n "${slow:-}" ] && R[stall_cut]=$((slow - slow0))
+    stall_cut_times "$slow0" "$at_us"
+    stall_ss "$n"
+    case $end in
+        oom-guard)
+            R[status]=oom-guard
+            R[note]="${R[note]:+${R[note]}; }stall: MemAvailable under ${min_avail} MiB after ${R[stall_phase_s]}s with $n stalled: the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * 4 / 1024 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B): unbounded"
+            log "$contender: ${R[note]}" ;;
+        server-died)
+            stall_fail "a server process died during the stall phase" server-died ;;
+    esac
+    return 0
+}
+
+# stall_cut_times SLOW0 STALL_US: the first and the last slow close after the
+# stall, from ramp.csv (unix_ms,open,accepted,closed,slow,...; 10 Hz).
+stall_cut_times() {
+    [ -n "$1" ] && [ -n "$2" ] && [ -s "$out/ramp.csv" ] || return 0
+    local first last
+    read -r first last < <(awk -F, -v s0="$1" -v t0="$(( $2 / 1000 ))" '
+        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+        $(col["unix_ms"]) >= t0 && $(col["slow"]) > s0 + 0 {
+            if (first == "") first = $(col["unix_ms"])
+            if ($(col["slow"]) + 0 > top) { top = $(col["slow"]) + 0; last = $(col["unix_ms"]) }
+        }
+        END { if (first != "") printf "%.3f %.3f\n", (first - t0) / 1000, (last - t0) / 1000 }' "$out/ramp.csv")
+    R[stall_cut_first_s]=${first:-}
+    R[stall_cut_last_s]=${last:-}
+}
+
+# stall_ss N: Send-Q and skmem w summed over the server's sockets (sport =
+# the server's port; every state but listening), once, timed.
+stall_ss() {
+    local t0 res sockets sendq wq
+    t0=$(now_s)
+    res=$(ip netns exec "$ns" ss -tmnH state connected "( sport = :$port )" 2>/dev/null | awk '
+        {
+            for (i = 1; i <= NF; i++)
+                if ($i ~ /^skmem:\(/ && match($i, /[(,]w[0-9]+/))
+                    w += substr($i, RSTART + 2, RLENGTH - 2)
+            if ($1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/) { n++; q += $2 }
+            else if ($2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/) { n++; q += $3 }
+        }
+        END { printf "%d %d %d\n", n, q, w }')
+    R[stall_ss_s]=$(elapsed "$t0" "$(now_s)")
+    read -r sockets sendq wq <<<"$res"
+    R[stall_ss_sockets]=${sockets:-}
+    if [ "${1:-0}" -gt 0 ] && [ -n "$sendq" ]; then
+        R[stall_sendq_bytes_per_stalled]=$((sendq / $1))
+        R[stall_wmem_bytes_per_stalled]=$((wq / $1))
+    fi
+}
+
+# stall_fail WHY [STATUS]: note it; with STATUS, an otherwise ok run gets it.
+stall_fail() {
+    R[note]="${R[note]:+${R[note]}; }stall: $1"
+    log "$contender: stall: $1"
+    [ -n "${2:-}" ] && [ "${R[status]}" = ok ] && R[status]=$2
+    return 0
+}

@@ -1,0 +1,21 @@
+# stall_memory.gp - memory per stalled connection, stacked: kernel (the
+# namespace's TCP buffer pages, both ends) and the server's userspace growth,
+# per contender and condition at the largest stall tier (report_push.py).
+load gpdir.'/common.gp'
+load data.'/push_vars.gp'
+unset logscale x
+set offsets 0, 0, graph 0.08, 0
+set title 'Memory per stalled connection at '.stall_label."\n(oom-guard: what it took before the memory guard stopped it)"
+unset xlabel
+set ylabel 'bytes per stalled connection'
+set yrange [0:*]
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+set xtics rotate by -20 left
+set rmargin 16
+set bmargin 7
+set key top left
+plot data.'/stall_memory.dat' using 2:xtic(1) title 'kernel: TCP buffers (sockstat mem, both ends)' lc rgb 0x4c72b0, \
+     '' using 3 title 'server userspace (RssAnon growth)' lc rgb 0xdd8452
