@@ -167,9 +167,14 @@ netns_applied "$ns" > "$out/sysctl.txt"
 
 cmd=$(server_cmd)
 R[server_cmd]=$cmd
-( cd "$C1M_ROOT" && export PYTHONPATH="$C1M_ROOT:$BUILD/pyext" && exec ip netns exec "$ns" $cmd ) \
-    > "$out/server.log" 2>&1 &
-spid=$!
+# server_launch LOG: start the server command in the namespace, its output to
+# LOG; sets spid. (The storm scenario starts the server again through it.)
+server_launch() {
+    ( cd "$C1M_ROOT" && export PYTHONPATH="$C1M_ROOT:$BUILD/pyext" && exec ip netns exec "$ns" $cmd ) \
+        > "$1" 2>&1 &
+    spid=$!
+}
+server_launch "$out/server.log"
 on_exit stop_pid "$spid" 120
 
 if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
@@ -283,7 +288,6 @@ R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
 # The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
 while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
 
-
 # hold_wait S: sleep S seconds showing a countdown. The sleep runs in the
 # background so a stop signal is handled at once, not after the sleep.
 hold_wait() {
@@ -346,7 +350,9 @@ if [ "$reached" = 1 ]; then
     [ -s "$out/client.json" ] && h_client=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/client.json" open_at_end 2>/dev/null)
     [[ $h_client =~ ^[0-9]+$ ]] || h_client=""
     R[health]="target=$conns server=${h_server:-?} sockets=${h_sock:-?} (inuse ${h_inuse:-?} - ${h_listen:-?} listening, /2) client=${h_client:-?} workers_dead=$h_dead/$(wc -w <<<"$workers")${h_dead_stat:+ (counters: $h_dead_stat)}"
-    if [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
+    if [ "${R[status]}" != ok ]; then
+        :   # the scenario's own status stands (storm-timeout...); the health is recorded
+    elif [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
         R[status]=server-died
         R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")"
     elif [ -z "$h_server" ] || [ -z "$h_sock" ] || [ -z "$h_client" ] \

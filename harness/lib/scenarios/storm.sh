@@ -1,0 +1,201 @@
+# shellcheck shell=bash
+# scenarios/storm.sh - the reconnect storm (issue 9 §2; interface: idle.sh).
+#
+# After the normal ramp and hold, every server process is killed at once
+# (SIGKILL: the kernel closes every connection, and the client sees it as an
+# EOF or a reset) and started again at once with the same command, as a
+# supervisor would. The client reconnects each connection itself
+# (c1m-client --reconnect now|backoff, one variant each). Measured from the
+# kill: when the restarted server holds all N again (its own counters, polled
+# every 10 ms), the curve of its open count and accept rate at 10 Hz
+# (OUT/storm.csv), the namespace's ListenOverflows / ListenDrops / SYN
+# retransmits / request-queue drops and SYN cookies during the storm, the
+# restarted server's CPU and its peak memory until recovery. The client's
+# reconnects and failures by errno are in its JSON (client_reconnect_* columns).
+# harness/README.md "Scenario storm" documents the knobs and columns.
+#
+# Knobs (environment):
+#   STORM_POLICY=now,backoff   the client policies, one variant (condition) each
+#   STORM_BACKOFF_BASE_MS=100  --backoff-base of the backoff variant
+#   STORM_BACKOFF_CAP_MS=10000 --backoff-cap of the backoff variant
+#   STORM_TIMEOUT=300          seconds from the kill the recovery may take; a
+#                              storm that does not recover is status storm-timeout
+
+scenario_knobs() { echo STORM_POLICY STORM_BACKOFF_BASE_MS STORM_BACKOFF_CAP_MS STORM_TIMEOUT; }
+
+# storm_policies: the policies of STORM_POLICY, once each, in the given order.
+storm_policies() {
+    local p items=() seen=" "
+    IFS=', ' read -r -a items <<<"${STORM_POLICY-now,backoff}"
+    for p in "${items[@]}"; do
+        [[ $seen == *" $p "* ]] && continue
+        seen+="$p "
+        printf '%s\n' "$p"
+    done
+}
+
+scenario_check() {
+    local p n=0 base=${STORM_BACKOFF_BASE_MS:-100} cap=${STORM_BACKOFF_CAP_MS:-10000}
+    if [ -n "${STORM_POLICY+x}" ] && [ -z "$STORM_POLICY" ]; then
+        log "STORM_POLICY: set but empty (unset it for now,backoff)"; return 1
+    fi
+    while read -r p; do
+        case "$p" in
+            now|backoff) n=$((n + 1)) ;;
+            *) log "STORM_POLICY: expects now and/or backoff (comma list): '$p'"; return 1 ;;
+        esac
+    done < <(storm_policies)
+    [ "$n" -gt 0 ] || { log "STORM_POLICY: empty"; return 1; }
+    in_range "$base" 1 3600000 || { log "STORM_BACKOFF_BASE_MS: expects milliseconds 1..3600000: $base"; return 1; }
+    in_range "$cap" 1 3600000 || { log "STORM_BACKOFF_CAP_MS: expects milliseconds 1..3600000: $cap"; return 1; }
+    [ "$cap" -ge "$base" ] || { log "STORM_BACKOFF_CAP_MS: $cap is below STORM_BACKOFF_BASE_MS $base"; return 1; }
+    in_range "${STORM_TIMEOUT:-300}" 1 86400 \
+        || { log "STORM_TIMEOUT: expects whole seconds 1..86400: ${STORM_TIMEOUT:-}"; return 1; }
+}
+
+scenario_variants() { storm_policies; }
+
+scenario_client_args() {
+    echo --reconnect "$variant"
+    [ "$variant" = backoff ] \
+        && echo --backoff-base "${STORM_BACKOFF_BASE_MS:-100}" --backoff-cap "${STORM_BACKOFF_CAP_MS:-10000}"
+}
+
+# storm_tree PID PIDS...: PID, every process descended from it (workers and
+# any helper they started) and PIDS, once each.
+storm_tree() {
+    local root=$1; shift
+    { ps -e -o pid=,ppid= | awk -v root="$root" '
+        { parent[$1] = $2 }
+        END { keep[root] = 1
+              do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
+              for (p in keep) print p }'
+      printf '%s\n' "$@"; } | awk '$1 ~ /^[1-9][0-9]*$/' | sort -un | tr '\n' ' '
+}
+
+# storm_curve RAMP_CSV KILL_UNIX_MS: the server's counters (lib's c1m-stat
+# --csv --watch 100, which follows the restarted server's new file) from 2 s
+# before the kill on: seconds since the kill, open, accepted, the accept rate
+# since the previous sample (/s; 0 where the counters restart) and dead workers.
+storm_curve() {
+    awk -F, -v k="$2" '
+        BEGIN { print "seconds,open,accepted,rate_per_s,workers_dead" }
+        NR == 1 || $1 !~ /^[0-9]+$/ || $1 < k - 2000 { next }
+        { rate = 0
+          if (have && $1 > pt && $3 >= pa) rate = ($3 - pa) * 1000 / ($1 - pt)
+          printf "%.3f,%d,%d,%.0f,%d\n", ($1 - k) / 1000, $2, $3, rate, $8
+          pt = $1; pa = $3; have = 1 }' "$1"
+}
+
+scenario_run() {
+    local limit=${STORM_TIMEOUT:-300} old n_old i t_kill t_restart t_ready t_done
+    local mb0 mt0 mb1 mt1 rss pss peak_rss=0 peak_pss=0 open dead el cpu recovered=0 k v
+    local -A nst0=()
+    # the namespace's TCP drop counters (lib/probe.sh): deltas over the storm
+    while IFS='=' read -r k v; do [ -n "$k" ] && nst0[$k]=$v; done < <(netns_tcp_counters "$ns")
+    read -r mb0 mt0 <<<"$(machine_cpu)"
+    old=$(storm_tree "$spid" $pids)
+    n_old=$(wc -w <<<"$old")
+    t_kill=$(now_s)
+    R[storm_kill_unix_ms]=$(awk -v t="$t_kill" 'BEGIN{printf "%.0f", t * 1000}')
+    R[storm_timeout_s]=$limit
+    if [ "$variant" = backoff ]; then
+        R[storm_backoff_base_ms]=${STORM_BACKOFF_BASE_MS:-100}
+        R[storm_backoff_cap_ms]=${STORM_BACKOFF_CAP_MS:-10000}
+    fi
+    # Restart as a supervisor would: once the old processes are gone (their
+    # sockets closed), bounded. (stderr closed: bash's "Killed" notice of its
+    # job, printed after the next command, is no news here)
+    {
+        # shellcheck disable=SC2086  # pids are words
+        kill -KILL $old
+        # A killed server cannot remove its counters file: the restarted one
+        # renames a new one over the path (c1m-stat follows it), until then none.
+        rm -f "$stats"
+        for ((i = 0; i < 300; i++)); do
+            [ "$(pids_gone $old)" -ge "$n_old" ] && break
+            sleep 0.1
+        done
+        wait "$spid"
+    } 2>/dev/null
+    t_restart=$(now_s)
+    R[storm_restart_s]=$(elapsed "$t_kill" "$t_restart")
+    server_launch "$out/server-restart.log"
+    state_pid server-restart "$spid"
+    on_exit stop_pid "$spid" 120
+    if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
+        R[status]=storm-restart-failed
+        R[note]="the restarted server did not become ready: $(tail -n 1 "$out/server-restart.log" | tr -d '\n=' | cut -c1-160)"
+        log "$contender: ${R[note]}"
+        storm_curve "$out/ramp.csv" "${R[storm_kill_unix_ms]}" > "$out/storm.csv"
+        return 0
+    fi
+    t_ready=$(now_s)
+    R[storm_ready_s]=$(elapsed "$t_kill" "$t_ready")
+    pids=$(server_pids "$stats" "$spid")
+    workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
+    R[storm_server_workers]=$(wc -w <<<"$workers")
+    # Recovery: until the restarted server holds all N (its counters, polled
+    # every 10 ms by c1m-stat), its memory sampled about once a second.
+    while :; do
+        if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
+            recovered=1; break
+        fi
+        # shellcheck disable=SC2086
+        read -r rss pss <<<"$(rss_kib $pids)"
+        [ "$rss" -gt "$peak_rss" ] && peak_rss=$rss
+        [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
+        el=$(elapsed "$t_kill" "$(now_s)")
+        open=$(stat_get "$stats" open)
+        [ "$quiet" = 1 ] || printf '\r  %-17s %8s  storm (%s): open %8d / %-8d %6.1fs ' "$contender" \
+            "$conns" "$variant" "${open:-0}" "$conns" "$el" >&2
+        dead=$(stat_get "$stats" workers_dead)
+        if ! kill -0 "$spid" 2>/dev/null || [ "${dead:-0}" -gt 0 ]; then
+            R[status]=storm-server-died
+            R[note]="the restarted server died during the recovery (${dead:-?} worker(s) dead$(kill -0 "$spid" 2>/dev/null || echo ", parent gone"))"
+            break
+        fi
+        if ! kill -0 "$cpid" 2>/dev/null; then
+            R[status]=client-stopped
+            R[note]="client exited during the storm: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"
+            break
+        fi
+        if awk -v e="$el" -v t="$limit" 'BEGIN{exit !(e > t)}'; then
+            R[status]=storm-timeout
+            R[note]="the server held ${open:-?} of $conns ${limit}s after the kill"
+            break
+        fi
+    done
+    t_done=$(now_s)
+    [ "$quiet" = 1 ] || printf '\n' >&2
+    # shellcheck disable=SC2086
+    read -r rss pss <<<"$(rss_kib $pids)"
+    [ "$rss" -gt "$peak_rss" ] && peak_rss=$rss
+    [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
+    # shellcheck disable=SC2086
+    cpu=$(cpu_ticks $pids)
+    read -r mb1 mt1 <<<"$(machine_cpu)"
+    R[storm_open]=$(stat_get "$stats" open)
+    [ "$recovered" = 1 ] && R[storm_recovery_s]=$(elapsed "$t_kill" "$t_done")
+    R[storm_window_s]=$(elapsed "$t_kill" "$t_done")
+    R[storm_server_rss_peak_kib]=$peak_rss
+    R[storm_server_pss_peak_kib]=$peak_pss
+    # the restarted server's whole life so far: its start-up and the recovery
+    R[storm_server_cpu_s]=$(ticks_to_s "$cpu")
+    R[storm_server_cpu_pct]=$(awk -v t="$cpu" -v hz="$(getconf CLK_TCK)" -v a="$t_restart" -v b="$t_done" \
+        'BEGIN{printf "%.1f", (b > a ? 100 * t / hz / (b - a) : 0)}')
+    R[storm_machine_cpu_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
+    while IFS='=' read -r k v; do
+        [[ -n $k && ${nst0[$k]:-} =~ ^[0-9]+$ ]] && R[storm_$k]=$(( v - nst0[$k] ))
+    done < <(netns_tcp_counters "$ns")
+    # The curve ends with the state reached: the sampler's next line (bounded).
+    local done_ms
+    done_ms=$(awk -v t="$t_done" 'BEGIN{printf "%.0f", t * 1000}')
+    for ((i = 0; i < 20; i++)); do
+        [[ $(tail -n 1 "$out/ramp.csv" 2>/dev/null) =~ ^([0-9]+), ]] \
+            && [ "${BASH_REMATCH[1]}" -ge "$done_ms" ] && break
+        sleep 0.1
+    done
+    storm_curve "$out/ramp.csv" "${R[storm_kill_unix_ms]}" > "$out/storm.csv"
+    return 0
+}
