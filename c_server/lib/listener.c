@@ -32,7 +32,7 @@ static void pause_listener(struct c1m_listener *l)
 
 static int start_listener(struct c1m_listener *l)
 {
-    int fd = c1m_listen_tcp(l->host, l->port, l->backlog, l->reuse_port);
+    int fd = c1m_listen_tcp_opts(l->host, l->port, l->backlog, l->reuse_port, &l->opts);
     if (fd < 0)
         return -1;
     if (c1m_loop_add(l->loop, fd, EPOLLIN, l->handler) < 0) {
@@ -112,7 +112,18 @@ int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, 
                       int backlog, int reuse_port, long cap, long *open_count,
                       c1m_accept_fn *on_accept, c1m_listen_state_fn *on_state, void *ud)
 {
+    return c1m_listener_open_opts(l, loop, host, port, backlog, reuse_port, NULL, cap,
+                                  open_count, on_accept, on_state, ud);
+}
+
+int c1m_listener_open_opts(struct c1m_listener *l, c1m_loop *loop, const char *host, int port,
+                           int backlog, int reuse_port, const struct c1m_accept_opts *opts,
+                           long cap, long *open_count, c1m_accept_fn *on_accept,
+                           c1m_listen_state_fn *on_state, void *ud)
+{
     memset(l, 0, sizeof(*l));
+    if (opts)
+        l->opts = *opts;
     if (strlen(host) >= sizeof(l->host)) {
         errno = ENAMETOOLONG;
         return -1;

@@ -14,6 +14,7 @@
 
 #include <stdint.h>
 #include "loop.h"
+#include "net.h"
 
 /* Called for every accepted fd (non-blocking, close-on-exec). The callee owns
  * the fd. Return 0 to keep accepting, -1 to stop this round. */
@@ -25,6 +26,7 @@ struct c1m_listener {
     c1m_loop *loop;
     char host[64];
     int port, backlog, reuse_port;
+    struct c1m_accept_opts opts; /* set on every listening socket it opens */
     int fd;                 /* -1 while closed */
     int handler;            /* loop handler id */
     long cap;               /* stop accepting at this many open connections */
@@ -44,6 +46,12 @@ struct c1m_listener {
 int c1m_listener_open(struct c1m_listener *l, c1m_loop *loop, const char *host, int port,
                       int backlog, int reuse_port, long cap, long *open_count,
                       c1m_accept_fn *on_accept, c1m_listen_state_fn *on_state, void *ud);
+/* The same, with options the accepted sockets inherit (net.h; NULL: none),
+ * set on the listening socket each time it is opened or re-opened. */
+int c1m_listener_open_opts(struct c1m_listener *l, c1m_loop *loop, const char *host, int port,
+                           int backlog, int reuse_port, const struct c1m_accept_opts *opts,
+                           long cap, long *open_count, c1m_accept_fn *on_accept,
+                           c1m_listen_state_fn *on_state, void *ud);
 /* The open count below which a listener closed at `cap` re-opens: 90% of the
  * cap, one below it for small caps, never 0 (cap <= 0: 0). The one rule, also
  * used by the contenders on other event loops (c_server/libuv, c_server/uring). */

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,24 @@ int c1m_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen
 
 int c1m_listen_tcp(const char *host, int port, int backlog, int reuse_port)
 {
+    return c1m_listen_tcp_opts(host, port, backlog, reuse_port, NULL);
+}
+
+static int set_accept_opts(int fd, const struct c1m_accept_opts *o)
+{
+    if (!o)
+        return 0;
+    if (c1m_set_bufs(fd, o->sndbuf, o->rcvbuf) < 0)
+        return -1;
+    int one = 1;
+    if (o->nodelay && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+        return -1;
+    return 0;
+}
+
+int c1m_listen_tcp_opts(const char *host, int port, int backlog, int reuse_port,
+                        const struct c1m_accept_opts *opts)
+{
     struct sockaddr_storage ss;
     socklen_t len;
     int rc = c1m_resolve(host, port, &ss, &len);
@@ -50,7 +69,8 @@ int c1m_listen_tcp(const char *host, int port, int backlog, int reuse_port)
     int one = 1;
     if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
         (reuse_port && setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) < 0) ||
-        bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, backlog) < 0) {
+        set_accept_opts(fd, opts) < 0 || bind(fd, (struct sockaddr *)&ss, len) < 0 ||
+        listen(fd, backlog) < 0) {
         int e = errno;
         close(fd);
         errno = e;

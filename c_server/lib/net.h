@@ -19,6 +19,20 @@ int c1m_resolve(const char *host, int port, struct sockaddr_storage *ss, socklen
  * report it resolve first with c1m_resolve, whose gai_strerror says why. */
 int c1m_listen_tcp(const char *host, int port, int backlog, int reuse_port);
 
+/* Options an accepted TCP socket inherits from its listening socket (Linux
+ * copies them into every connection it creates on it): set once on the
+ * listener instead of once per accepted connection, which saves a setsockopt
+ * per option per accept. 0 leaves an option at the kernel default. */
+struct c1m_accept_opts {
+    int sndbuf;   /* SO_SNDBUF when > 0 */
+    int rcvbuf;   /* SO_RCVBUF when > 0 */
+    int nodelay;  /* TCP_NODELAY when != 0 */
+};
+/* c1m_listen_tcp with opts (NULL: none) set before listen(), so the first
+ * connection queued already inherits them. */
+int c1m_listen_tcp_opts(const char *host, int port, int backlog, int reuse_port,
+                        const struct c1m_accept_opts *opts);
+
 /* Set SO_SNDBUF / SO_RCVBUF when the value is > 0 (0 keeps kernel defaults). */
 int c1m_set_bufs(int fd, int sndbuf, int rcvbuf);
 
