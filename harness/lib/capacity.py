@@ -50,7 +50,7 @@ import sys
 
 import cells as cellmod
 import runstore
-from cells import label_of, num
+from cells import condition_of, label_of, num
 
 DEFAULT_MEMS_GIB = (8, 24, 64, 256)
 DEFAULT_STALLS = (0.0, 0.01, 0.10)
@@ -159,10 +159,6 @@ def read_rows(run_dir):
     if not rows:
         raise NoData("%s holds no runs" % run_dir)
     return rows
-
-
-def condition_of(r):
-    return str(r.get("condition") or "")
 
 
 def median_used(cell, col):

@@ -296,6 +296,11 @@ class TestGuard(Fixture):
         rc, out, err = run_main("--check", val)
         self.assertIn("measured 120,000 connections", out)
         self.assertIn("NOT within 10%", out)
+        # a server still accepting when the guard stopped the client: not comparable
+        self.add(val, tier=213000, repeat=3, status="oom-guard", accepted=2000, client_established=57000,
+                 min_available_mib=1000)
+        rc, out, err = run_main("--check", val)
+        self.assertIn("NOT COMPARABLE: the client held 57,000 connections but the server had accepted 2,000", out)
 
     def test_stall_prediction_is_checked_by_a_bracket(self):
         # a stall reference: 1,000,000 B of TCP buffers per stalled connection (both ends)
