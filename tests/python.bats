@@ -87,6 +87,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: capacity planner formula, stall term, guard prediction (tests/py/test_capacity.py)" {
+    run py -m unittest tests.py.test_capacity
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "unittest: CPU anatomy layer rules, folded stacks, flame graph renderer (tests/py/test_perf_layers.py)" {
     run py -m unittest tests.py.test_perf_layers
     assert_success
