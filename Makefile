@@ -31,6 +31,9 @@ LIB_SRC := $(wildcard c_server/lib/*.c)
 LIB_OBJ := $(patsubst c_server/lib/%.c,$(BUILD)/lib/%.o,$(LIB_SRC))
 SERVER_SRC := $(wildcard c_server/server/*.c)
 SERVER_OBJ := $(patsubst c_server/server/%.c,$(BUILD)/server/%.o,$(SERVER_SRC))
+# c1m-floor: the zero-state reference server (harness contender `floor`)
+FLOOR_SRC := $(wildcard c_server/floor/*.c)
+FLOOR_OBJ := $(patsubst c_server/floor/%.c,$(BUILD)/floor/%.o,$(FLOOR_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
@@ -38,7 +41,7 @@ CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 CTEST_SRC := $(wildcard tests/c/*.c)
 CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
-BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat
+BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor
 
 .PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build
 all: build
@@ -49,6 +52,8 @@ $(BUILD)/lib/%.o: c_server/lib/%.c $(wildcard c_server/lib/*.h) | $(BUILD)/lib
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/server/%.o: c_server/server/%.c $(wildcard c_server/lib/*.h c_server/server/*.h) | $(BUILD)/server
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
+$(BUILD)/floor/%.o: c_server/floor/%.c $(wildcard c_server/lib/*.h c_server/floor/*.h) | $(BUILD)/floor
+	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/client/%.o: client/%.c $(wildcard c_server/lib/*.h client/*.h) | $(BUILD)/client
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/libc1m.a: $(LIB_OBJ)
@@ -57,11 +62,13 @@ $(BUILD)/c1m-server: $(filter-out $(BUILD)/server/stat_main.o,$(SERVER_OBJ)) $(B
 	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-stat: $(BUILD)/server/stat_main.o $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -o $@
+$(BUILD)/c1m-floor: $(FLOOR_OBJ) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Ic_server/lib $< $(BUILD)/libc1m.a $(LDFLAGS) -o $@
-$(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/tests:
+$(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/tests:
 	mkdir -p $@
 
 # ---- contenders on other event libraries (issue 12), sharing c1m-server's

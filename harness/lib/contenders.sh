@@ -11,7 +11,7 @@
 # Known contenders, in ladder order (cost: cheapest first). CONTENDERS=all runs
 # every one of them; one this machine cannot run (exit 3: c1m-uring on a kernel
 # without multishot io_uring, gevent not importable) is recorded `unavailable`.
-C1M_CONTENDERS=(c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent threads)
+C1M_CONTENDERS=(floor c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent threads)
 # What bench.sh runs when CONTENDERS is unset (uvloop only when importable):
 # the default run keeps its length; the issue-12 contenders come with CONTENDERS=all.
 C1M_DEFAULT_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
@@ -21,6 +21,8 @@ C1M_DEFAULT_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
 contender_cmd() {
     local name=$1; shift
     case "$name" in
+        # the zero-state reference (c_server/floor): accept, epoll, hold; never reads
+        floor) echo "$BUILD/c1m-floor $*" ;;
         c) echo "$BUILD/c1m-server $*" ;;
         pyext) echo "$PYTHON -m py_server --loop c1m --api protocol $*" ;;
         asyncio-protocol) echo "$PYTHON -m py_server --loop asyncio --api protocol $*" ;;
