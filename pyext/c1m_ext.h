@@ -135,7 +135,6 @@ typedef struct C1mServer {
     C1mLoop *loop;             /* borrowed; NULL once closed */
     PyObject *factory;
     PyObject *state_cb;
-    int sndbuf, rcvbuf;
     int port;                  /* actual bound port */
     struct c1m_listener l;
 } C1mServer;

@@ -1057,6 +1057,55 @@ class TestProtocol(unittest.TestCase):
         self.assertEqual(states[:2], [True, False])
         self.assertFalse(srv.paused)
 
+    def test_accepted_sockets_get_nodelay_and_buffers_after_a_reopen_too(self):
+        # TCP_NODELAY and sndbuf/rcvbuf are set on the listening socket, which
+        # accepted sockets inherit them from: a listener re-opened after the
+        # max_conns pause must carry them as the first one did.
+        lp, ev = self.loop, self.events
+        seen = []
+
+        class P(Recorder):
+            events = ev
+
+            def connection_made(self, t):
+                super().connection_made(t)
+                s = socket.socket(fileno=os.dup(t.fd))
+                try:
+                    seen.append((s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0,
+                                 s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+                                 s.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)))
+                finally:
+                    s.close()
+
+        with socket.socket() as ref:   # what the kernel makes of 8192 (it doubles it)
+            ref.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 8192)
+            ref.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8192)
+            want = (True, ref.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF),
+                    ref.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))
+        srv = lp.create_server(P, HOST, self.port, max_conns=1, sndbuf=8192, rcvbuf=8192)
+
+        def wait_paused(flag):
+            deadline = time.monotonic() + 5
+            while srv.paused != flag and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return srv.paused == flag
+
+        def client():
+            first = connect(self.port)
+            paused = wait_paused(True)
+            first.close()
+            resumed = wait_paused(False)
+            second = connect(self.port)
+            second.sendall(b"ping\n")
+            pong = recv_until(second, b"pong\n")
+            second.close()
+            time.sleep(0.05)
+            return paused, resumed, pong
+        join = in_thread(lp, client)
+        run_loop(lp)
+        self.assertEqual(join(), (True, True, b"pong\n"))
+        self.assertEqual(seen, [want, want])
+
 
 class TestTimeArguments(unittest.TestCase):
     """call_later/call_at take what asyncio takes (issue 8 item 12)."""
@@ -1418,6 +1467,37 @@ class TestLeaks(unittest.TestCase):
         if not UNDER_ASAN:
             self.assertLess(rss2 - rss1, 512 * 1024, "RssAnon grew %d bytes" % (rss2 - rss1))
         srv.close()
+
+
+    def test_loop_in_a_cycle_through_an_open_connection_is_collected(self):
+        # A protocol that holds the loop makes loop -> transport -> protocol
+        # -> loop a cycle through an open connection, which the collector
+        # must find once nothing else holds the loop (and closing the loop
+        # closes the connection).
+        port = _Ports.get()
+
+        class P:
+            __slots__ = ("t", "lp")
+
+            def connection_made(self, t):
+                self.t = t
+                self.lp = lp
+
+            def connection_lost(self, exc):
+                self.t = None
+
+        lp = c1m.Loop()
+        lp.create_server(P, HOST, port)
+        c = connect(port)
+        self.addCleanup(c.close)
+        deadline = time.monotonic() + 5
+        while lp.connections < 1 and time.monotonic() < deadline:
+            run_once(lp)
+        self.assertEqual(lp.connections, 1)
+        del lp
+        gc.collect()
+        self.assertEqual(count_type(P), 0)
+        self.assertEqual(recv_all(c, timeout=5), b"")   # the server's end was closed
 
 
 class TestCallbackLeaks(unittest.TestCase):
