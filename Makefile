@@ -129,13 +129,19 @@ plot:
 compare:
 	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
 	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
-
+# connections that fit per contender, seed 002's formula (README.md "Capacity planning"):
+# RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table
+.PHONY: capacity
+capacity:
+	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G] [STALL=0.01]" >&2; exit 2; }
+	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(STALL),--stall '$(STALL)')
 # where each microsecond of an accept goes, by layer (perf; harness/anatomy-cpu, README):
 # CONTENDERS=c,pyext N=300k [HOLD=10] [OUT=results/X]; exit 3 when perf cannot sample
 .PHONY: anatomy-cpu
 anatomy-cpu: bench-root build
 	@harness/install-deps.sh anatomy || echo "anatomy-cpu: its packages could not all be installed: running with what is here" >&2
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/anatomy-cpu
+
 # ---- fuzzing (clang + libFuzzer; `make build` never needs clang).
 # Every fuzz/fuzz_NAME.c is a libFuzzer target linked with the library sources,
 # built into $(BUILD)/fuzz/ with ASan+UBSan; fuzz/corpus/NAME/ is its seed
