@@ -48,11 +48,14 @@ read_keys() {      # read_keys [NS]: every tuned key (and fs.file-max on the hos
     done
     [ -n "${1:-}" ] || echo "fs.file-max=$(sysctl -n fs.file-max)"
 }
+# fresh_values: read_keys in a namespace of its own, deleted before it prints (a
+# reader that stops early, grep -q, must not leave it behind).
 fresh_values() {
-    local ns=c1mt-$$-fresh
-    ip netns add "$ns"
-    read_keys "$ns"
+    local ns=c1mt-$$-fresh-$RANDOM vals
+    ip netns add "$ns" || return 1
+    vals=$(read_keys "$ns")
     ip netns del "$ns"
+    printf '%s\n' "$vals"
 }
 # no_run_namespace: no benchmark namespace (c1m-PID-N) whose PID is gone: what a
 # bench.sh or its throwaway-namespace subshell that ended would have left.
@@ -171,7 +174,7 @@ PY
     # somaxconn and fin_timeout differ from stock; syncookies=1 is stock's own value
     printf '%s\n' "net.core.somaxconn = 65535" "net.ipv4.tcp_syncookies = 1 # as stock" \
         "net.ipv4.tcp_fin_timeout = 15" > "$small"
-    fresh_values | grep -qx "net.ipv4.tcp_syncookies=1" || skip "stock tcp_syncookies is not 1 on this kernel"
+    grep -qx "net.ipv4.tcp_syncookies=1" <<<"$(fresh_values)" || skip "stock tcp_syncookies is not 1 on this kernel"
     out=$BATS_TEST_TMPDIR/ablate
     bench "$out" "$out.log" PROFILE=ablate C1M_PROFILE_FILE="$small" HOLD=0 || fail "bench.sh: $(cat "$out.log")"
     run "$PYTHON" - "$out/runs.csv" "$BATS_TEST_DIRNAME/py" <<'PY'
