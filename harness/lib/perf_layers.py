@@ -80,10 +80,15 @@ _K_TCP = (r"tcp_\w+|__tcp_\w+|tcp4_\w+|inet_\w+|__inet_\w+|inet6_\w+|ip_\w+|__ip
           r"consume_skb|__alloc_skb|alloc_skb\w*|__napi_\w+|napi_\w+|net_rx_action|process_backlog|"
           r"__netif_\w+|netif_\w+|loopback_xmit|__dev_queue_xmit|dev_hard_start_xmit|"
           r"dev_queue_xmit\w*|neigh_\w+|nf_\w+|__nf_\w+|raw_local_deliver|reqsk_\w+|"
-          r"inet_csk_\w+|security_socket_\w+|sock_def_\w+|sk_stream_\w+|"
+          r"inet_csk_\w+|sock_def_\w+|sk_stream_\w+|"  # security_socket_*: _K_GENERIC (transparent)
           r"__x64_sys_(accept4?|recvfrom|sendto|recvmsg|sendmsg|setsockopt|getsockopt|"
           r"getsockname|getpeername|shutdown)")
 _K_EPOLL = r"ep_\w+|__ep_\w+|do_epoll_\w+|__x64_sys_epoll_\w+|__do_sys_epoll_\w+|epoll_\w+|eventpoll_\w+"
+# A socket's poll callback called by epoll (ep_item_poll -> sock_poll ->
+# tcp_poll: epoll asking each ready socket what it is ready for) is epoll's
+# per-ready-event work, not the TCP path's: charged to epoll.
+_K_SOCK_POLL = re.compile(r"^(?:tcp_poll|__tcp_poll|sock_poll|datagram_poll|unix_poll)$")
+_K_EPOLL_POLLER = re.compile(r"^(?:ep_item_poll|__ep_item_poll|ep_send_events\w*|ep_poll_callback)$")
 # Syscalls that, on these servers, act on sockets (the fallback for a kernel
 # chain no specific rule named: e.g. close() ending in __fput -> dput).
 _SYSCALL_ENTRY = re.compile(r"^(?:__x64_sys|__do_sys|__se_sys|__ia32_sys)_(\w+)$")
@@ -237,12 +242,15 @@ class Classifier:
         kframes = [f for f in frames if f.kernel]
         if kframes[0].sym is None:
             return UNKNOWN
-        for f in kframes:
+        for i, f in enumerate(kframes):
             if f.sym is None:
                 continue
             layer = self.frame_layer(f)
             if layer is TRANSPARENT or layer is _NO_RULE:
                 continue
+            if _K_SOCK_POLL.match(f.sym) and any(g.sym and _K_EPOLL_POLLER.match(g.sym)
+                                                 for g in kframes[i + 1:]):
+                return K_EPOLL
             return layer
         for f in kframes:         # no specific frame: which syscall is this?
             m = _SYSCALL_ENTRY.match(f.sym or "")
@@ -384,9 +392,18 @@ def table(outdir):
     runs = load_runs(outdir)
     if not runs:
         raise SystemExit("perf_layers.py table: no measure-*.json under %s" % outdir)
-    rows = []
+    rows, refused = [], []
     for contender, phase, m, s in runs:
-        conns = max(1, int(m.get("conns") or 1))
+        try:
+            conns = int(m.get("conns"))
+        except (TypeError, ValueError):
+            conns = 0
+        if conns < 1:
+            # no count of connections: a per-connection figure would be the
+            # whole CPU of the window (left out of the table, said in layers.md)
+            refused.append("%s %s: left out: no connections counted (conns=%r)"
+                           % (contender, phase, m.get("conns")))
+            continue
         secs = float(m.get("window_s") or 1.0) if phase == "hold" else 1.0
         measured_ns = int(m.get("cpu_ns") or 0)
         if measured_ns <= 0 and m.get("cpu_ticks"):   # a kernel without /proc/PID/schedstat
@@ -408,9 +425,13 @@ def table(outdir):
             "unknown_by_dso": (s or {}).get("unknown_by_dso", {}),
             "workers": m.get("workers"),
             "perf_warning": m.get("perf_warning", ""),
+            "gate": m.get("gate", ""), "gate_wait_s": m.get("gate_wait_s"), "gate_cause": m.get("gate_cause", ""),
+            "outside_cpu_pct": m.get("outside_cpu_pct"), "init_cpu_pct": m.get("init_cpu_pct"),
+            "disturbed": m.get("disturbed"), "disturb_cause": m.get("disturb_cause", ""),
         })
     cols = ["contender", "phase", "unit", "conns", "window_s", "workers", "samples", "perf",
-            "measured_total", "sampled_total", "measured_ticks_total"] + list(LAYERS)
+            "measured_total", "sampled_total", "measured_ticks_total"] + list(LAYERS) + [
+            "gate", "gate_wait_s", "outside_cpu_pct", "init_cpu_pct", "disturbed"]
     with open(os.path.join(outdir, "layers.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(cols)
@@ -418,7 +439,11 @@ def table(outdir):
             w.writerow([r["contender"], r["phase"], r["unit"], r["conns"], fmt(r["window_s"], 3),
                         r["workers"], r["samples"], r["perf"], fmt(r["measured_total"]),
                         fmt(r["sampled_total"]), fmt(r["measured_ticks_total"])]
-                       + [fmt(r["layers"][l]) for l in LAYERS])
+                       + [fmt(r["layers"][l]) for l in LAYERS]
+                       + [r["gate"], "" if r["gate_wait_s"] is None else r["gate_wait_s"],
+                          "" if r["outside_cpu_pct"] is None else r["outside_cpu_pct"],
+                          "" if r["init_cpu_pct"] is None else r["init_cpu_pct"],
+                          "" if r["disturbed"] is None else r["disturbed"]])
     pdir = os.path.join(outdir, "plots", "data")
     os.makedirs(pdir, exist_ok=True)
     have = []
@@ -432,7 +457,7 @@ def table(outdir):
     if os.path.exists(os.path.join(outdir, "meta.json")):
         with open(os.path.join(outdir, "meta.json")) as f:
             meta = json.load(f)
-    md = render_md(rows, meta)
+    md = render_md(rows, meta, refused)
     with open(os.path.join(outdir, "layers.md"), "w") as f:
         f.write(md)
     return md, have
@@ -458,7 +483,7 @@ def write_plot_data(pdir, phase, rows):
                                    else "Server CPU while holding, by layer (heartbeats)"))
 
 
-def render_md(rows, meta=None):
+def render_md(rows, meta=None, refused=()):
     out = ["# Server CPU by layer", ""]
     if meta:
         out.append("`%s` (%s connections; perf %s, cpu-clock every %s us of CPU, %s call graphs; "
@@ -490,8 +515,18 @@ def render_md(rows, meta=None):
         out.append("| perf's sampled total | %s |" % " | ".join(fmt(r["sampled_total"]) or "-" for r in pr))
         out.append("| utime+stime (10 ms ticks) | %s |" % " | ".join(fmt(r["measured_ticks_total"]) for r in pr))
         out.append("| samples | %s |" % " | ".join(str(r["samples"]) for r in pr))
+        out.append("| outside CPU, %% of the machine (disturb.py) | %s |" % " | ".join(
+            "-" if r["outside_cpu_pct"] is None else str(r["outside_cpu_pct"]) for r in pr))
         out.append("")
         for r in pr:
+            if r["gate"] == "timeout":
+                out.append("- %s: started after the quiet gate timed out (%ss): %s"
+                           % (r["contender"], r["gate_wait_s"], r["gate_cause"]))
+            if str(r["disturbed"]) == "1":
+                out.append("- %s: DISTURBED: %s" % (r["contender"], r["disturb_cause"]))
+            elif r["outside_cpu_pct"] is None:
+                out.append("- %s: disturbance not measured (no sampler figure): not proven quiet"
+                           % r["contender"])
             if r["perf_warning"]:
                 out.append("- %s: perf said: %s (its sampled total is short by what it lost)"
                            % (r["contender"], r["perf_warning"]))
@@ -504,6 +539,8 @@ def render_md(rows, meta=None):
                            "they are the unknown layer." % (r["contender"], sum(r["unknown_by_dso"].values()),
                                                            r["samples"], top))
         out.append("")
+    for line in refused:
+        out.append("- " + line)
     return "\n".join(out)
 
 

@@ -115,6 +115,19 @@ class TestClassify(unittest.TestCase):
         self.assertEqual(self.layer(CLOSE_FALLBACK), (pl.K_TCP, None))  # by its syscall
         self.assertEqual(self.layer([(None, K), ("do_syscall_64", K)]), (pl.UNKNOWN, None))
 
+    def test_socket_poll_under_epoll_is_epoll(self):
+        # epoll asking a ready socket what it is ready for: epoll's per-event work
+        poll = [("tcp_poll", K), ("sock_poll", K), ("ep_item_poll", K), ("ep_send_events", K),
+                ("do_epoll_wait", K), ("__x64_sys_epoll_wait", K), ("do_syscall_64", K), ("epoll_wait", LIBC)]
+        self.assertEqual(self.layer(poll), (pl.K_EPOLL, None))
+        # the same callback outside epoll (poll(2)) stays with the TCP path
+        self.assertEqual(self.layer([("tcp_poll", K), ("sock_poll", K), ("do_sys_poll", K)]), (pl.K_TCP, None))
+        # the LSM hook of accept is transparent: its caller's layer
+        self.assertEqual(self.layer([("security_socket_accept", K), ("do_accept", K), ("__sys_accept4", K)]),
+                         (pl.K_TCP, None))
+        self.assertEqual(self.layer([("security_socket_accept", K), ("ep_poll_callback", K)]),
+                         (pl.K_EPOLL, None))
+
     def test_user_layers(self):
         self.assertEqual(self.layer(PY_ALLOC), (pl.ALLOC, None))
         self.assertEqual(self.layer(PY_MEMCPY), (pl.CPYTHON, None))
@@ -220,6 +233,34 @@ class TestTable(unittest.TestCase):
             self.assertTrue(dat[0].startswith("contender "))
             self.assertEqual(dat[1].split()[0], "c")
             self.assertEqual(float(dat[1].split()[-1]), 4.0)
+
+    def test_no_connection_count_is_refused(self):
+        with tempfile.TemporaryDirectory() as d:
+            for conns in ("", 0, None):
+                self.write(d, "c", "ramp", {"conns": conns, "cpu_ns": 4000000, "window_s": 1,
+                                            "perf": "unavailable"}, None)
+                md, have = pl.table(d)
+                self.assertEqual(have, [])
+                self.assertIn("c ramp: left out: no connections counted", md)
+                with open(os.path.join(d, "layers.csv")) as f:
+                    self.assertEqual(len(f.read().splitlines()), 1)   # the header alone
+
+    def test_gate_and_disturbance_are_shown(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.write(d, "c", "ramp", {"conns": 10, "cpu_ns": 1000, "window_s": 1, "perf": "unavailable",
+                                        "gate": "timeout", "gate_wait_s": 120, "gate_cause": "CPU busy 40%",
+                                        "outside_cpu_pct": 12.5, "init_cpu_pct": 0.1, "disturbed": 1,
+                                        "disturb_cause": "outside CPU other than PID 1 12.4%"}, None)
+            self.write(d, "pyext", "ramp", {"conns": 10, "cpu_ns": 1000, "window_s": 1, "perf": "unavailable",
+                                            "gate": "quiet", "gate_wait_s": 0}, None)
+            md, _ = pl.table(d)
+            self.assertIn("- c: started after the quiet gate timed out (120s): CPU busy 40%", md)
+            self.assertIn("- c: DISTURBED: outside CPU other than PID 1 12.4%", md)
+            self.assertIn("- pyext: disturbance not measured", md)
+            self.assertIn("| 12.5 | - |", md)
+            with open(os.path.join(d, "layers.csv")) as f:
+                r = next(__import__("csv").DictReader(f))
+            self.assertEqual((r["gate"], r["outside_cpu_pct"], r["disturbed"]), ("timeout", "12.5", "1"))
 
     def test_no_runs_is_an_error(self):
         with tempfile.TemporaryDirectory() as d:
