@@ -68,6 +68,10 @@ $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Ic_server/lib $< $(BUILD)/libc1m.a $(LDFLAGS) -o $@
+# reconnect_test compiles the client's client/reconnect.c in (tests/storm.bats)
+$(BUILD)/tests/reconnect_test: client/reconnect.c client/reconnect.h
+# push_rx_test compiles client/push_rx.c and client/histogram.c in (tests/push_stall.bats)
+$(BUILD)/tests/push_rx_test: client/push_rx.c client/push_rx.h client/histogram.c client/histogram.h
 $(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/tests:
 	mkdir -p $@
 

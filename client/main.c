@@ -19,6 +19,8 @@
 #include "net.h"
 #include "options.h"
 #include "progress.h"
+#include "push_watch.h"
+#include "reconnect.h"
 #include "report.h"
 #include "shared.h"
 #include "sysinfo.h"
@@ -40,6 +42,7 @@ struct parent {
     int worker_died;
     int killed;
     const char *stopped_reason;
+    struct c1m_push_watch pw; /* SIGUSR1/SIGUSR2, --stall (push_watch.h) */
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -177,6 +180,7 @@ static void tick(c1m_loop *loop, uint64_t id, void *ud)
         c1m_progress_line(&p->prog, &c, o->connections, now, (double)(now - p->start) / 1e9,
                           holding, holding ? (double)(now - p->hold_start) / 1e9 : -1, o->hold);
     }
+    c1m_push_watch_tick(&p->pw, p->phase);
     if (p->live == 0) {
         c1m_loop_stop(loop);
         return;
@@ -257,6 +261,7 @@ int main(int argc, char **argv)
     p.loop = c1m_loop_new(c1m_nofile_limit());
     if (!p.loop || c1m_loop_signal(p.loop, SIGINT, on_signal, &p) < 0 ||
         c1m_loop_signal(p.loop, SIGTERM, on_signal, &p) < 0 ||
+        c1m_push_watch_init(&p.pw, p.loop, &o, sh, p.ws.n, &p.prog) < 0 ||
         !c1m_loop_timer(p.loop, TICK_MS, tick, &p) || c1m_loop_run(p.loop) < 0) {
         fprintf(stderr, "c1m-client: event loop: %s\n", strerror(errno));
         c1m_workers_kill(&p.ws, SIGKILL);
@@ -278,6 +283,10 @@ int main(int argc, char **argv)
     s->heartbeat = o.heartbeat > 0 && o.hold != 0;
     s->elapsed_s = (double)(c1m_now_ns() - p.start) / 1e9;
     s->stopped_reason = p.stopped_reason;
+    s->stall = o.stall;
+    s->reconnect = o.reconnect;
+    s->backoff_base_ms = o.backoff_base_ms;
+    s->backoff_cap_ms = o.backoff_cap_ms;
     struct rusage ru;
     if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
         s->cpu_user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
@@ -286,7 +295,11 @@ int main(int argc, char **argv)
     c1m_summary_collect(s, sh, o.workers);
     c1m_report_text(stdout, s);
     fflush(stdout);
-    int status = (s->c.established == (uint64_t)o.connections && s->c.closed_by_peer == 0 &&
+    /* held to the end: nothing closed by the peer, or with --reconnect every
+     * slot open again when the stop began */
+    int held = o.reconnect == C1M_RECONNECT_OFF ? s->c.closed_by_peer == 0
+                                                : s->c.open == (uint64_t)o.connections;
+    int status = (s->c.established == (uint64_t)o.connections && held &&
                   s->c.lost == 0 && !p.worker_died) ? 0 : 1;
     if (json) {
         if (c1m_report_json(json, s) < 0 || fclose(json) == EOF) {

@@ -12,12 +12,15 @@
 
 #include "cli.h"
 #include "net.h"
+#include "reconnect.h"
 #include "workers.h"
 
 static const char usage_line[] =
     "usage: c1m-client --connections N [--host H] [--port P] [--workers N|auto] "
     "[--worker-conns N] [--src A-B] [--inflight N] [--rate R] [--connect-timeout S] "
-    "[--hold S] [--heartbeat S] [--min-available MiB] [--json FILE] [--quiet] [--help]\n";
+    "[--hold S] [--heartbeat S] [--reconnect off|now|backoff] [--backoff-base MS] "
+    "[--backoff-cap MS] [--stall F] [--stall-on-signal] [--min-available MiB] [--json FILE] "
+    "[--quiet] [--help]\n";
 
 static const char help_text[] =
     "Open, hold and optionally heartbeat N idle TCP connections to a c1m server.\n"
@@ -39,13 +42,42 @@ static const char help_text[] =
     "                       close after the summary; negative or inf: until SIGINT/SIGTERM)\n"
     "  --heartbeat S        during the hold, send ping\\n on every connection once per\n"
     "                       S seconds and time the pong\\n replies (default 0 = off)\n"
+    "  --reconnect P        what a connection closed or reset by the server during the\n"
+    "                       hold does (default off):\n"
+    "                         off      stays closed (counted in closed_by_peer)\n"
+    "                         now      reconnects at once; a failed reconnect is retried\n"
+    "                                  at once (the reconnect storm)\n"
+    "                         backoff  reconnects after a delay drawn uniformly from\n"
+    "                                  [0, min(cap, base * 2^attempt)] (full jitter),\n"
+    "                                  attempt = the slot's consecutive failed reconnects\n"
+    "                       A slot keeps trying until the client stops. Reconnects bind\n"
+    "                       the same --src range, count against --inflight and time out\n"
+    "                       after --connect-timeout (checked every 100 ms); --rate paces\n"
+    "                       the ramp only. Connects that failed during the ramp are not\n"
+    "                       retried\n"
+    "  --backoff-base MS    base of the backoff delay, 1..3600000 ms (default 100)\n"
+    "  --backoff-cap MS     cap of the backoff delay, base..3600000 ms (default 10000)\n"
+    "  --stall F            a stalled reader: once the client holds all its connections\n"
+    "                       (the hold), the fraction F (0..1, default 0) of each worker's\n"
+    "                       open connections stops reading and sending (no pings); their\n"
+    "                       sockets stay open, unwatched, until the client stops\n"
+    "  --stall-on-signal    start the --stall on SIGUSR2 to c1m-client instead\n"
     "  --min-available MiB  stop opening connections when MemAvailable drops below MiB\n"
     "                       (default 0 = off)\n"
     "  --json FILE          also write the summary as JSON to FILE\n"
     "  --quiet              no progress line on stderr\n"
     "  --help               this text\n"
     "\n"
-    "Exit status: 0 all connections established (and held to the end, no pings lost),\n"
+    "Server push: lines \"push SEQ USEC <padding>\\n\" from the server (its --push) are\n"
+    "counted on every connection: delivery latency (CLOCK_REALTIME at receipt - USEC),\n"
+    "lines, sequence gaps (missing), bytes. SIGUSR1 to c1m-client opens the push window:\n"
+    "the summary then says how many connections got a line sent after that moment and\n"
+    "when the last of them did; \"push window open from USEC\" and, once every reading\n"
+    "connection was reached, \"push window reached all N ...\" are printed on stderr\n"
+    "(also with --quiet), as is \"stalled N connections at USEC\" after a --stall.\n"
+    "\n"
+    "Exit status: 0 all connections established (and held to the end, no pings lost;\n"
+    "with --reconnect now|backoff: all open again when the client stopped),\n"
     "1 some failed, were closed by the peer or lost pings, a worker died or --host does not\n"
     "resolve, 2 usage error.\n";
 
@@ -91,7 +123,8 @@ static int parse_src(const char *s, uint32_t *first, uint32_t *count)
 }
 
 enum { F_CONN, F_HOST, F_PORT, F_WORKERS, F_WCONNS, F_SRC, F_INFLIGHT, F_RATE, F_CTIMEOUT,
-       F_HOLD, F_HEARTBEAT, F_MINAVAIL, F_JSON, F_QUIET, F_HELP, F_COUNT };
+       F_HOLD, F_HEARTBEAT, F_MINAVAIL, F_JSON, F_QUIET, F_HELP, F_RECONNECT, F_BACKOFF_BASE,
+       F_BACKOFF_CAP, F_STALL, F_STALL_SIGNAL, F_COUNT };
 
 static const struct c1m_cli_flag flags[F_COUNT] = {
     [F_CONN] = {"--connections", 1},     [F_HOST] = {"--host", 1},
@@ -101,7 +134,9 @@ static const struct c1m_cli_flag flags[F_COUNT] = {
     [F_CTIMEOUT] = {"--connect-timeout", 1}, [F_HOLD] = {"--hold", 1},
     [F_HEARTBEAT] = {"--heartbeat", 1},  [F_MINAVAIL] = {"--min-available", 1},
     [F_JSON] = {"--json", 1},            [F_QUIET] = {"--quiet", 0},
-    [F_HELP] = {"--help", 0},
+    [F_HELP] = {"--help", 0},            [F_RECONNECT] = {"--reconnect", 1},
+    [F_BACKOFF_BASE] = {"--backoff-base", 1}, [F_BACKOFF_CAP] = {"--backoff-cap", 1},
+    [F_STALL] = {"--stall", 1},          [F_STALL_SIGNAL] = {"--stall-on-signal", 0},
 };
 
 int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
@@ -111,7 +146,10 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     o->port = 9000;
     o->inflight = 1000;
     o->connect_timeout = 10;
+    o->backoff_base_ms = 100;
+    o->backoff_cap_ms = 10000;
     const char *workers_arg = NULL, *src_arg = NULL;
+    int backoff_given = 0;
     long cap_max = (long)c1m_nofile_limit() - 64;
     long v;
 
@@ -196,6 +234,24 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
         case F_QUIET:
             o->quiet = 1;
             break;
+        case F_RECONNECT:
+            if (c1m_reconnect_parse(val, &o->reconnect) < 0)
+                return bad(name, val, "expected off, now or backoff");
+            break;
+        case F_BACKOFF_BASE:
+        case F_BACKOFF_CAP:
+            if (c1m_parse_long(val, 1, 3600000, 0, &v) < 0)
+                return bad(name, val, "expected milliseconds 1..3600000");
+            *(f == F_BACKOFF_BASE ? &o->backoff_base_ms : &o->backoff_cap_ms) = v;
+            backoff_given = 1;
+            break;
+        case F_STALL:
+            if (c1m_parse_seconds(val, 0, 1, 0, &o->stall) < 0)
+                return bad(name, val, "expected a fraction 0..1 (e.g. 0.01)");
+            break;
+        case F_STALL_SIGNAL:
+            o->stall_on_signal = 1;
+            break;
         case F_HELP:
             fputs(usage_line, stdout);
             fputs(help_text, stdout);
@@ -204,6 +260,12 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     }
     if (o->connections == 0)
         return bad("--connections", NULL, "required");
+    if (o->backoff_cap_ms < o->backoff_base_ms) {
+        char why[120];
+        snprintf(why, sizeof(why), "%ld ms is below --backoff-base %ld ms", o->backoff_cap_ms,
+                 o->backoff_base_ms);
+        return bad("--backoff-cap", NULL, why);
+    }
 
     /* A name that does not resolve is a runtime failure (exit 1, the
      * resolver's own error), as in c1m-server: the resolver may be down. */
@@ -250,5 +312,14 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     }
     if (o->heartbeat > 0 && o->hold == 0)
         fprintf(stderr, "c1m-client: warning: --heartbeat has no effect without --hold\n");
+    if (o->reconnect != C1M_RECONNECT_OFF && o->hold == 0)
+        fprintf(stderr, "c1m-client: warning: --reconnect has no effect without --hold\n");
+    if (o->stall > 0 && o->hold == 0)
+        fprintf(stderr, "c1m-client: warning: --stall has no effect without --hold\n");
+    if (o->stall_on_signal && o->stall <= 0)
+        fprintf(stderr, "c1m-client: warning: --stall-on-signal has no effect without --stall\n");
+    if (backoff_given && o->reconnect != C1M_RECONNECT_BACKOFF)
+        fprintf(stderr, "c1m-client: warning: --backoff-base/--backoff-cap have no effect "
+                        "without --reconnect backoff\n");
     return -1;
 }

@@ -20,6 +20,11 @@ struct c1m_opts {
     long min_available_mib; /* 0 = off */
     const char *json;
     int quiet;
+    double stall;           /* --stall: fraction of each worker's connections, 0 = none */
+    int stall_on_signal;    /* the stall begins on SIGUSR2, not at the hold */
+    int reconnect;          /* enum c1m_reconnect (reconnect.h) */
+    long backoff_base_ms;   /* --reconnect backoff: base and cap of the delay */
+    long backoff_cap_ms;
     /* derived */
     struct sockaddr_storage dst;
     socklen_t dstlen;

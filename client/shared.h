@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "histogram.h"
+#include "push_rx.h"
 
 /* errno values are < 134 on Linux; index 0 collects anything out of range */
 #define C1M_NERRNO 160
@@ -25,6 +26,9 @@ struct c1m_ctl {
     uint64_t stop_new;      /* 1: open no new connections (--min-available) */
     uint64_t start_ns;      /* CLOCK_MONOTONIC at start; all times are offsets from it */
     uint64_t hold_start_ns; /* when the hold began (set with phase HOLD) */
+    /* push_watch.h: set by the parent, read by the workers */
+    uint64_t push_window_us; /* the push window's start (CLOCK_REALTIME us), 0 = not open */
+    uint64_t stall_now;      /* 1: stall --stall's fraction of the connections now */
 };
 
 struct c1m_wstat {
@@ -45,9 +49,22 @@ struct c1m_wstat {
                                 * there. Taken before closing: at 1M, closing 10k sockets
                                 * per worker can outlast the parent's SIGKILL grace */
     uint64_t fail_errno[C1M_NERRNO];
+    /* --reconnect (reconnect.h): slots closed by the peer during the hold */
+    uint64_t reconnects;          /* slots connected again */
+    uint64_t reconnect_attempts;  /* connects started for them */
+    uint64_t reconnect_failures;  /* of those, failed (by errno below) */
+    uint64_t reconnect_waiting;   /* slots waiting for their delay or connecting now */
+    uint64_t first_close_ns;      /* offset + 1 of the first close queued; 0 = none */
+    uint64_t last_reconnect_ns;   /* offset + 1 of the latest reconnect; 0 = none */
+    uint64_t reconnect_fail_errno[C1M_NERRNO];
     /* read after the worker exited */
     struct c1m_hist connect_us;
     struct c1m_hist pong_us;
+    struct c1m_hist backoff_us;   /* the reconnect delays drawn (all 0 with "now") */
+    /* server push (push_rx.h) and --stall: polled by the parent (push_watch.h) */
+    struct c1m_push_stats push;
+    uint64_t stalled;             /* connections this worker stalled */
+    uint64_t stall_at_us;         /* CLOCK_REALTIME us when it stalled them; 0 = not yet */
 };
 
 struct c1m_shared {

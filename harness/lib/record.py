@@ -29,7 +29,8 @@ import tempfile
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
-CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct")
+CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
+                  "storm_server_cpu_pct", "storm_machine_cpu_pct")
 # Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
 CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct", "init_cpu_pct",
                       "ksoftirqd_pct", "steal_pct", "softirq_pct")
@@ -54,7 +55,30 @@ def client_columns(j):
     if j.get("cpu_user_s") is not None or j.get("cpu_sys_s") is not None:
         # user+sys of the client's whole run (ramp, hold, heartbeats), not the ramp alone
         cpu = round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2)
-    return {
+    cols = {}
+    if j.get("reconnect") not in (None, "off"):
+        # --reconnect now|backoff (the storm scenario): slots the peer closed
+        rfails = j.get("reconnect_failures_by_errno") or {}
+        cols = {
+            "client_reconnects": j.get("reconnects"),
+            "client_reconnect_attempts": j.get("reconnect_attempts"),
+            "client_reconnect_failures": j.get("reconnect_failures"),
+            "client_reconnect_failures_by": ";".join(
+                f"{k}:{v}" for k, v in sorted(rfails.items())) or "none",
+            "client_reconnect_waiting": j.get("reconnect_waiting"),
+            "client_last_reconnect_s": j.get("last_reconnect_s"),
+        }
+    if j.get("push_received") or j.get("push_bad"):
+        # server push (client/push_rx.h; SCENARIO=push|stall): lines the client got
+        lat = j.get("push_latency_us") or {}
+        cols.update({
+            "push_received": j.get("push_received"), "push_missing": j.get("push_missing"),
+            "push_bytes": j.get("push_bytes"), "push_bad": j.get("push_bad"),
+            "push_p50_ms": None if lat.get("p50") is None else lat["p50"] / 1000,
+            "push_p99_ms": None if lat.get("p99") is None else lat["p99"] / 1000,
+            "push_max_ms": None if lat.get("max") is None else lat["max"] / 1000,
+        })
+    return cols | {
         "client_established": j.get("established"),
         "client_failed": j.get("failed"),
         "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(fails.items())) or "none",

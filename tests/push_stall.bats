@@ -1,0 +1,459 @@
+#!/usr/bin/env bats
+# Server push on the client's side and stalled readers (issue 10 §1-§2):
+# c1m-client's push line parser (unit cases), its push counters against a
+# small push server that can break the format (tests/tools/push_server.py) and
+# against the real servers' `pushed` counter, --stall (which connections stop,
+# that they stop), the fairness test (10% stalled: the reading 90% keep their
+# p99 delivery latency within 2x of the run without stalls, 5k connections),
+# the push/stall scenarios' knob checks, and SCENARIO=push|stall end to end
+# (bench.sh at 2k for c and asyncio-protocol: the columns, report, plots).
+# Runs in a fresh network namespace (those tests skip without root).
+
+load helpers
+load_bats_libs
+
+setup_file() {
+    ns_setup
+}
+teardown_file() {
+    ns_teardown
+}
+
+setup() {
+    STATS=$BATS_TEST_TMPDIR/server.stats
+    JSON=$BATS_TEST_TMPDIR/client.json
+    PSTATE=$BATS_TEST_TMPDIR/push.state
+    export PYTHONPATH=$C1M_ROOT:$C1M_BUILD/pyext${PYTHONPATH:+:$PYTHONPATH}
+}
+teardown() {
+    stop_pid "${PSERVER_PID:-}"
+    stop_test_processes
+    if [ -n "${RMEM_SAVED:-}" ]; then
+        in_ns sysctl -q -w net.ipv4.tcp_rmem="$RMEM_SAVED" >/dev/null || true
+    fi
+    check_sanitizer_logs
+}
+
+need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
+# The real servers' push (issue 10 §1, server side) is there.
+need_server_push() {
+    "$SERVER" --help 2>/dev/null | grep -q -- '--push BYTES' || skip "c1m-server has no --push yet"
+}
+
+json() {
+    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
+}
+
+# start_push_server PORT ARGS...: tests/tools/push_server.py in the namespace.
+start_push_server() {
+    local port=$1; shift
+    rm -f "$PSTATE"
+    (exec ip netns exec "$TEST_NS" "$PYTHON" "$C1M_ROOT/tests/tools/push_server.py" "$port" "$PSTATE" "$@" \
+        > "$BATS_TEST_TMPDIR/push_server.log" 2>&1) &
+    PSERVER_PID=$!
+    wait_for 20 test -s "$PSTATE" || { cat "$BATS_TEST_TMPDIR/push_server.log" >&2; return 1; }
+}
+pstate() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" "$PSTATE"; }
+pstate_is() { [ "$(pstate "$1")" = "$2" ]; }
+
+# start_client ARGS...: c1m-client in the namespace, JSON to $JSON, stderr
+# (progress and the push/stall announcements) to client.err.
+start_client() {
+    (exec ip netns exec "$TEST_NS" "$CLIENT" "$@" --json "$JSON" \
+        > "$BATS_TEST_TMPDIR/client.out" 2> "$BATS_TEST_TMPDIR/client.err") &
+    CLIENT_PID=$!
+}
+client_said() { grep -qE -- "$1" "$BATS_TEST_TMPDIR/client.err"; }
+# end_client: SIGTERM (the normal end of --hold inf), wait, no pid left behind.
+end_client() {
+    kill -TERM "$CLIENT_PID"
+    local rc=0
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=
+    [ -s "$JSON" ] || { cat "$BATS_TEST_TMPDIR/client.err" >&2; return 1; }
+    return "$rc"
+}
+# open_window: SIGUSR1 to the client; it says when its workers see it.
+open_window() {
+    kill -USR1 "$CLIENT_PID"
+    wait_for 10 client_said '^c1m-client: SIGUSR1: push window open from [0-9]+ us$'
+}
+
+@test "push_rx: lines split at any byte, gaps, bad lines, the latency clock, the window, a reset" {
+    local t=$C1M_BUILD/tests/push_rx_test c
+    [ -x "$t" ] || fail "no $t: make build"
+    for c in split-anywhere latency window reset-and-range; do
+        run "$t" "$c"
+        assert_success
+    done
+    run "$t" no-such-case
+    assert_failure 2
+}
+
+@test "report_push.py and record.py's push columns (tests/py/test_report_push.py)" {
+    cd "$C1M_ROOT"
+    run "$PYTHON" -m unittest tests.py.test_report_push
+    assert_success
+    assert_line --regexp '^OK'
+}
+
+@test "--help documents --stall, --stall-on-signal and the push window" {
+    run "$CLIENT" --help
+    assert_success
+    for f in --stall --stall-on-signal SIGUSR1 SIGUSR2 "push window" "push SEQ USEC"; do
+        assert_output --partial -- "$f"
+    done
+}
+
+@test "--stall: a fraction outside 0..1 or not a plain decimal exits 2 naming the flag" {
+    local v
+    for v in -0.1 1.5 2 abc "" 1e-2 0x1 nan inf .5. " 0.1" 0.1s; do
+        run "$CLIENT" --connections 10 --stall "$v"
+        assert_failure 2
+        assert_output --partial -- "--stall"
+    done
+    run "$CLIENT" --connections 10 --stall
+    assert_failure 2
+    assert_output --partial -- "--stall"
+    run "$CLIENT" --connections 10 --stall-on-signal=yes
+    assert_failure 2
+    assert_output --partial -- "--stall-on-signal"
+    # in range: accepted (parsed in order: --help after it exits 0)
+    for v in 0 1 0.5 .25 1.0 0.001; do
+        run "$CLIENT" --connections 1 --stall "$v" --stall-on-signal --help
+        assert_success
+    done
+}
+
+@test "push: counts equal what the server pushed, 2000 connections over 4 workers; the window reaches all" {
+    need_ns
+    start_push_server 9301 --bytes 200
+    start_client --connections 2000 --workers 4 --port 9301 --hold inf --quiet
+    wait_for 30 pstate_is conns 2000
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 2000
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 4000
+    open_window
+    # announced once (a second SIGUSR1 is ignored, and says so)
+    kill -USR1 "$CLIENT_PID"
+    wait_for 10 client_said 'push window is already open'
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 6000
+    # every connection got the third line: in order, so the first two as well
+    wait_for 30 client_said '^c1m-client: push window reached all 2000 reading connections, last at [0-9]+ us$'
+    end_client
+    run json "$JSON" 'j["push_received"], j["push_missing"], j["push_bad"], j["push_bytes"], j["stalled"]'
+    assert_output "6000 0 0 1200000 0"
+    run json "$JSON" 'j["push_window"]["reached"]'
+    assert_output 2000
+    # latency: ordered percentiles; the times in order
+    run json "$JSON" '(lambda l, w: 0 <= l["p50"] <= l["p90"] <= l["p99"] <= l["p999"] <= l["max"] < 60e6
+                       and j["push_first_send_us"] <= w["start_us"] <= w["first_send_us"]
+                       and w["first_send_us"] <= w["first_rx_us"] <= w["last_rx_us"] == j["push_last_rx_us"])(
+                       j["push_latency_us"], j["push_window"])'
+    assert_output True
+    [ "$(grep -c 'push window reached all' "$BATS_TEST_TMPDIR/client.err")" = 1 ]
+}
+
+@test "push: lines split across reads, a gap and a malformed line per connection are counted exactly" {
+    need_ns
+    start_push_server 9302 --bytes 100 --split --gap 2 --bad
+    start_client --connections 1000 --workers 2 --port 9302 --hold inf --quiet
+    wait_for 30 pstate_is conns 1000
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 1000
+    wait_for 10 pstate_is busy 0
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 2000
+    wait_for 10 pstate_is busy 0
+    open_window
+    kill -USR1 "$PSERVER_PID"
+    wait_for 30 client_said 'push window reached all 1000 reading connections'
+    end_client
+    # SEQ 1, 3, 4 on each: 3 lines, 1 missing; "push x 1 .\n" (11 bytes) is bad
+    run json "$JSON" 'j["push_received"], j["push_missing"], j["push_bad"], j["push_bytes"]'
+    assert_output "3000 1000 1000 $((3000 * 100 + 1000 * 11))"
+}
+
+@test "--stall-on-signal: 10% of each worker's connections stop reading on SIGUSR2; the rest are reached" {
+    need_ns
+    start_push_server 9303 --bytes 300
+    start_client --connections 2000 --workers 4 --port 9303 --hold inf --stall 0.1 --stall-on-signal --quiet
+    wait_for 30 pstate_is conns 2000
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 2000
+    run client_said 'stalled'
+    assert_failure
+    kill -USR2 "$CLIENT_PID"
+    wait_for 10 client_said '^c1m-client: stalled 200 connections at [0-9]+ us$'
+    open_window
+    kill -USR1 "$PSERVER_PID"
+    wait_for 10 pstate_is pushed 4000
+    wait_for 30 client_said 'push window reached all 1800 reading connections'
+    # the stalled connections keep the second line unread: exactly 200 client
+    # sockets (those towards port 9303) have bytes in their receive queue
+    wait_for 10 bash -c "[ \"\$(ip netns exec $TEST_NS ss -tnH state established '( dport = :9303 )' | awk '\$1 > 0' | wc -l)\" = 200 ]"
+    # and are still open (the client never looks at them again)
+    [ "$(in_ns ss -tnH state established '( dport = :9303 )' | wc -l)" = 2000 ]
+    end_client
+    run json "$JSON" 'j["stalled"], j["push_window"]["reached"], j["open_at_end"], j["stall_at_us"] > 0'
+    assert_output "200 1800 2000 True"
+    # 1800 reading connections got both lines; a stalled one may have read the first
+    run json "$JSON" '3600 <= j["push_received"] <= 3800 and j["push_missing"] == 0'
+    assert_output True
+}
+
+@test "--stall without --stall-on-signal stalls at the start of the hold; --stall 0 stalls nothing" {
+    need_ns
+    start_push_server 9304 --bytes 64
+    start_client --connections 400 --workers 2 --port 9304 --hold 2 --stall 0.25 --quiet
+    local rc=0
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=
+    [ "$rc" = 0 ]
+    client_said '^c1m-client: stalled 100 connections at [0-9]+ us$'
+    run json "$JSON" 'j["stalled"]'
+    assert_output 100
+    start_client --connections 400 --workers 2 --port 9304 --hold 1 --stall 0 --quiet
+    rc=0
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=
+    [ "$rc" = 0 ]
+    run client_said 'stalled'
+    assert_failure
+    run json "$JSON" 'j["stalled"], j["stall_at_us"]'
+    assert_output "0 None"
+}
+
+# real_push_counts NAME CMD...: the real server CMD (--push 256, SIGUSR1 only)
+# with 2000 connections over several workers: the client's counts equal the
+# server's `pushed` counter after three broadcasts.
+real_push_counts() {
+    shift   # the name: for the reader
+    start_server "$STATS" "$@" --port 9310 --max-conns 2000 --worker-conns 700 --push 256
+    local workers
+    workers=$(worker_pids "$STATS" | tr '\n' ' ')
+    [ "$(wc -w <<<"$workers")" -ge 3 ]
+    start_client --connections 2000 --workers 4 --port 9310 --hold inf --heartbeat 1 --quiet
+    wait_for 30 stat_is "$STATS" open 2000
+    # shellcheck disable=SC2086
+    kill -USR1 $workers
+    wait_for 20 stat_is "$STATS" pushed 2000
+    # shellcheck disable=SC2086
+    kill -USR1 $workers
+    wait_for 20 stat_is "$STATS" pushed 4000
+    open_window
+    # shellcheck disable=SC2086
+    kill -USR1 $workers
+    wait_for 20 stat_is "$STATS" pushed 6000
+    wait_for 30 client_said 'push window reached all 2000 reading connections'
+    end_client
+    # the pong matcher still works between push lines
+    run json "$JSON" 'j["push_received"], j["push_missing"], j["push_bad"], j["push_bytes"], j["heartbeat"]["pongs"] > 0'
+    assert_output "$("$STAT" --get pushed "$STATS") 0 0 $((6000 * 256)) True"
+}
+
+@test "push: c1m-server's pushed counter equals the client's count (2000 connections, 3 workers)" {
+    need_ns
+    need_server_push
+    real_push_counts c "$SERVER"
+}
+
+@test "push: asyncio-protocol's pushed counter equals the client's count (2000 connections, 3 workers)" {
+    need_ns
+    need_server_push
+    real_push_counts asyncio-protocol "$PYTHON" -m py_server --loop asyncio --api protocol
+}
+
+# fair_p99 STALL CMD...: one run of 5000 connections against the server CMD
+# pushing 1 KiB every 0.5 s (its default --sndbuf 4096 and --max-pending
+# 4096): the client's push latency p99 in microseconds (of the connections
+# that read), and how many it stalled.
+fair_p99() {
+    local stall=$1; shift
+    rm -f "$STATS" "$JSON"
+    start_server "$STATS" "$@" --port 9320 --max-conns 5000 --worker-conns 2500 --push 1024 --push-every 0.5
+    start_client --connections 5000 --workers 5 --port 9320 --hold 10 --stall "$stall" --quiet
+    local rc=0
+    wait "$CLIENT_PID" || rc=$?
+    CLIENT_PID=
+    SLOW=$("$STAT" --get slow "$STATS")
+    stop_pid "$SERVER_PID"
+    SERVER_PID=
+    [ -s "$JSON" ] || { cat "$BATS_TEST_TMPDIR/client.err" >&2; return 1; }
+    read -r P99 STALLED RECEIVED < <(json "$JSON" 'j["push_latency_us"]["p99"], j["stalled"], j["push_received"]')
+}
+
+# fairness NAME CMD...: the issue's test (NAME: for the line it prints). A
+# small receive buffer in the namespace (tcp_rmem 4096 for the client's
+# sockets) fills a stalled connection's queues within seconds at this rate, so
+# the server meets full queues (and cuts them as slow) during the run. Two
+# rounds, no stall and 10% stalled alternating (A B A B): on a shared 2-vCPU
+# machine one run's p99 alone varies several-fold (c1m-server's no-stall p99
+# was seen anywhere from 56 to 352 ms here under other suites' load), so the
+# better stalled run must stay within 2x the worse no-stall run, plus 10 ms.
+# A server that lets stalled peers hold up the others fails both rounds.
+fairness() {
+    local name=$1; shift
+    local base=0 best="" base_rx rounds=""
+    RMEM_SAVED=$(in_ns sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')
+    in_ns sysctl -q -w net.ipv4.tcp_rmem="4096 4096 4096" >/dev/null
+    for r in 1 2; do
+        fair_p99 0 "$@"
+        [ "$STALLED" = 0 ]
+        [ "$RECEIVED" -gt 40000 ]
+        [ "$P99" -gt "$base" ] && base=$P99
+        rounds+=" no-stall ${P99} us ($RECEIVED lines),"
+        fair_p99 0.1 "$@"
+        [ "$STALLED" = 500 ]
+        [ "$RECEIVED" -gt 36000 ]
+        { [ -z "$best" ] || [ "$P99" -lt "$best" ]; } && best=$P99
+        rounds+=" 10% stalled ${P99} us ($RECEIVED lines, $SLOW cut as slow);"
+    done
+    echo "# $name p99:$rounds bound $((2 * base + 10000)) us" >&3
+    [ "$best" -le $((2 * base + 10000)) ]
+}
+
+@test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (c, 5000 connections)" {
+    need_ns
+    need_server_push
+    fairness c "$SERVER"
+}
+
+@test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (asyncio-protocol, 5000)" {
+    need_ns
+    need_server_push
+    fairness asyncio-protocol "$PYTHON" -m py_server --loop asyncio --api protocol
+}
+
+# scenario_refuses SCENARIO KNOB=VALUE...: the scenario's check refuses the
+# setting, naming the knob (what bench.sh and run_one.sh call first).
+scenario_refuses() {
+    local sc=$1; shift
+    run env "$@" bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
+                          source "$1/harness/lib/scenarios/$2.sh"; scenario_check' _ "$C1M_ROOT" "$sc"
+    assert_failure
+    assert_output --partial "${1%%=*}:"
+}
+
+@test "push and stall scenarios: every bad knob is refused naming it; the defaults pass; variants" {
+    scenario_refuses push PUSH_BYTES=1026
+    scenario_refuses push PUSH_BYTES=31
+    scenario_refuses push PUSH_BYTES=x
+    scenario_refuses push PUSH_EVERY=-1
+    scenario_refuses push PUSH_EVERY=1e3
+    scenario_refuses push PUSH_EVERY=0.0001
+    scenario_refuses push PUSH_EVERY=0 PUSH_BROADCAST=0
+    scenario_refuses push PUSH_BURST=yes
+    scenario_refuses push PUSH_BURST=1 PUSH_EVERY=0
+    scenario_refuses push PUSH_BROADCAST=2
+    scenario_refuses push PUSH_WAIT=0
+    scenario_refuses stall STALL=1.5
+    scenario_refuses stall STALL=-0.1
+    scenario_refuses stall STALL=0.1,x
+    scenario_refuses stall STALL=,
+    scenario_refuses stall STALL_SNDBUF=4096
+    scenario_refuses stall STALL_PUSH_BYTES=2000
+    scenario_refuses stall STALL_PUSH_EVERY=0
+    scenario_refuses stall STALL_WAIT=0
+    scenario_refuses stall STALL_STEADY=1
+    local sc
+    for sc in push stall; do
+        run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
+                     source "$1/harness/lib/scenarios/$2.sh"; scenario_check' _ "$C1M_ROOT" "$sc"
+        assert_success
+    done
+    run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
+                 source "$1/harness/lib/scenarios/stall.sh"; scenario_variants
+                 variant=stall=0.01-sndbuf0; echo "server: $(scenario_server_args)"; echo "client: $(scenario_client_args)"
+                 variant=stall=0; echo "client0: [$(scenario_client_args)]"' _ "$C1M_ROOT"
+    assert_success
+    assert_output "stall=0.01
+stall=0.01-sndbuf0
+stall=0.1
+stall=0.1-sndbuf0
+server: --push 1024 --push-every 1 --sndbuf 0 
+client: --stall 0.01 --stall-on-signal
+client0: []"
+}
+
+# bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.
+bench_scenario() {
+    local sc=$1 out=$2; shift 2
+    run env "$@" SCENARIO="$sc" TIERS=2k CONTENDERS=c,asyncio-protocol HOLD=2 HEARTBEAT=1 \
+        SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" BUILD="$C1M_BUILD" PYTHON="$PYTHON" \
+        DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=5 \
+        "$C1M_ROOT/harness/bench.sh"
+    assert_success
+}
+
+@test "SCENARIO=push end to end (2k, c and asyncio-protocol): push columns, broadcast, report and plots" {
+    need_ns
+    need_server_push
+    local out=$BATS_TEST_TMPDIR/push-results
+    bench_scenario push "$out" PUSH_BYTES=256 PUSH_EVERY=1 PUSH_WAIT=60
+    run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 2, rows
+for r in rows:
+    name = r["contender"]
+    # a busy machine may flag a run (disturbance): never for a push figure
+    assert r["status"] in ("ok", "disturbed", "suspect"), (name, r["status"], r.get("note"))
+    assert not [f for f in str(r.get("flags") or "").split(";") if "push" in f or "broadcast" in f], name
+    assert r["scenario"] == "push", name
+    assert r["push_received"] > 0 and r["push_missing"] == 0 and r["push_bad"] == 0, (name, r)
+    assert r["push_bytes"] == 256 * r["push_received"], name
+    # the server's count is read before the client stops: lines after it arrive too
+    assert r["push_pushed"] >= 2000 and r["push_received"] >= 2000, name
+    assert 0 <= r["push_p50_ms"] <= r["push_p99_ms"] <= r["push_max_ms"], name
+    assert r["broadcast_reached"] == 2000 and 0 < r["broadcast_s"] < 60, (name, r.get("broadcast_s"))
+    assert r["push_bytes_cfg"] == 256, name
+# the plots draw the runs that count (ok, else disturbed): a suspect run has none
+print("ok", "plots" if [r for r in rows if r["status"] in ("ok", "disturbed")] else "no-plots")
+EOF
+    assert_line --regexp '^ok (plots|no-plots)$'
+    if [ "$output" = "ok plots" ]; then
+        for f in plots/push_broadcast.png plots/push_broadcast.svg plots/push_latency.png; do
+            [ -s "$out/$f" ] || fail "missing $f"
+        done
+    fi
+    grep -q '^## Server push' "$out/report.md"
+}
+
+@test "SCENARIO=stall end to end (2k, 10% stalled, c and asyncio-protocol): stall columns, report and plot" {
+    need_ns
+    need_server_push
+    local out=$BATS_TEST_TMPDIR/stall-results
+    bench_scenario stall "$out" STALL=0.1 STALL_SNDBUF=default STALL_PUSH_BYTES=1024 \
+        STALL_PUSH_EVERY=0.1 STALL_WAIT=20 STALL_STEADY=5
+    run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 2, rows
+for r in rows:
+    name = r["contender"]
+    assert r["status"] in ("ok", "disturbed", "suspect", "oom-guard"), (name, r["status"], r.get("note"))
+    assert not [f for f in str(r.get("flags") or "").split(";") if "stall" in f], name
+    assert r["condition"] == "stall=0.1" and r["stall_fraction"] == 0.1, name
+    # round(0.1 x share) in each of the 3 client workers (667, 667, 666)
+    assert r["stalled"] == 201, (name, r.get("stalled"))
+    assert r["stall_end"] in ("cut", "steady", "wait", "oom-guard"), name
+    assert r["stall_tcp_mem_bytes_per_stalled"] > 0, (name, r.get("stall_tcp_mem_bytes_per_stalled"))
+    assert r["stall_user_bytes_per_stalled"] >= 0 and r["stall_ss_s"] >= 0, name
+    assert r["stall_ss_sockets"] >= 2000 - r["stall_cut"] - 1, name
+    assert r["stall_sendq_bytes_per_stalled"] >= 0 and r["stall_wmem_bytes_per_stalled"] >= 0, name
+    assert 0 <= r["stall_cut"] <= 2000, name
+    if r["stall_cut"]:
+        assert 0 <= r["stall_cut_first_s"] <= r["stall_cut_last_s"], name
+    assert r["push_received"] > 0, name
+print("ok", "plots" if [r for r in rows if r["status"] in ("ok", "disturbed", "oom-guard")] else "no-plots")
+EOF
+    assert_line --regexp '^ok (plots|no-plots)$'
+    if [ "$output" = "ok plots" ]; then
+        [ -s "$out/plots/stall_memory.png" ]
+        [ -s "$out/plots/stall_memory.svg" ]
+    fi
+    grep -q '^## Stalled readers' "$out/report.md"
+}
