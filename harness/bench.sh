@@ -360,7 +360,7 @@ run_case() {
           profile="$prof" variant="$var" rate="$rate" condition="$cond")
     RUN_NO=$((RUN_NO + 1)) RES=()
     hb=$HEARTBEAT
-    [ "$hb" = auto ] && { hb=$(( (n + 19999) / 20000 )); [ "$hb" -lt 5 ] && hb=5; }
+    [ "$hb" = auto ] && hb=$(heartbeat_auto "$n")
     say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
     if [ -n "${UNAVAILABLE[$c]:-}" ]; then
         say "   unavailable: ${UNAVAILABLE[$c]} (not retried)"

@@ -20,8 +20,7 @@ usage() {
     exit "${1:-2}"
 }
 
-# gnuplot string literal: single quotes, a quote doubled.
-gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }
+# (gp_quote: lib/common.sh)
 
 # draw NAME: plots/NAME.png and plots/NAME.svg from harness/plots/NAME.gp.
 draw() {

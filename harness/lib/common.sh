@@ -86,6 +86,19 @@ honour_sigint() {
 # script before it cleans up: writes then fail with EPIPE instead of SIGPIPE.
 trap '' PIPE
 
+# heartbeat_auto N: the heartbeat interval (seconds) HEARTBEAT=auto means at
+# N connections: max(5, ceil(N / 20000)), so the heartbeats stay under about
+# 4000 pings a second at any N (bench.sh, anatomy-cpu).
+heartbeat_auto() {
+    local hb=$(( ($1 + 19999) / 20000 ))
+    [ "$hb" -lt 5 ] && hb=5
+    echo "$hb"
+}
+
+# gp_quote TEXT: TEXT as a gnuplot single-quoted string ('' escapes a quote),
+# for gnuplot -e "name=$(gp_quote "$path")".
+gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }
+
 # Stop a process we started: SIGTERM, wait up to $2 seconds (default 30), then
 # SIGKILL. By PID only. Leaves the exit status in C1M_STOP_RC (128+signal when
 # it died of one) and C1M_STOP_KILLED=1 when SIGKILL was needed.
