@@ -1,13 +1,15 @@
 #!/usr/bin/env bats
 # harness/anatomy-cpu (make anatomy-cpu): the CPU anatomy at a small N, with
 # several server workers each. One anatomy of c and pyext runs once in
-# setup_file (with perf) and the first tests read it: its layers add up to the
-# measured total, perf's own sampled total agrees with the measured CPU within
-# 10% (perf saw every worker for the whole window), the real stacks land in
-# the layers they should, and the outputs exist and parse. Then perf missing
+# setup_file (with perf) and the first tests read it: perf's own sampled total
+# agrees with the measured CPU within 10% (perf saw every worker for the whole
+# ramp), the real stacks land in the layers they should, the outputs exist and
+# parse, and the gate and disturbance figures are recorded. Then perf missing
 # and perf refusing to sample (a stand-in perf that fails as a restricted one
 # does): a message naming the cause, exit 3, the totals measured and every
-# layer unknown. Bad settings: exit 2 naming the knob, nothing created.
+# layer unknown; a perf whose 'disable' fails is still stopped; a stop signal
+# mid-ramp leaves nothing behind. Bad settings: exit 2 naming the knob, nothing
+# created.
 # tests/py/test_perf_layers.py (in tests/python.bats) covers the layer rules,
 # the folded-stack parsing and the flame graph renderer on fixtures.
 
@@ -57,22 +59,10 @@ for r in csv.DictReader(open(f)):
         print(r[col])
 EOF
 }
-# layers_sum FILE CONTENDER PHASE: the sum of the layer columns.
-layers_sum() {
-    "$PYTHON" - "$@" <<'EOF'
-import csv, sys
-sys.path.insert(0, "harness/lib")
-import perf_layers as pl
-f, c, p = sys.argv[1:]
-for r in csv.DictReader(open(f)):
-    if r["contender"] == c and r["phase"] == p:
-        print("%.4f" % sum(float(r[l] or 0) for l in pl.LAYERS))
-EOF
-}
 # within PCT A B: |A - B| <= PCT% of B.
 within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= p / 100 * b)}'; }
 
-@test "anatomy-cpu: c and pyext at 4k: exit 0, layers add up to the measured total, perf saw all of it" {
+@test "anatomy-cpu: c and pyext at 4k: exit 0, perf's sampled total within 10% of the measured CPU (20% when disturbed)" {
     need_suite
     cd "$C1M_ROOT"
     run cat "$BATS_FILE_TMPDIR/anatomy.rc"
@@ -81,15 +71,21 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
         for phase in ramp hold; do
             total=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" measured_total)
             sampled=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" sampled_total)
-            sum=$(layers_sum "$RUN_DIR/layers.csv" "$c" "$phase")
             conns=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" conns)
-            echo "# $c $phase: measured $total, layers $sum, sampled $sampled" >&3
+            echo "# $c $phase: measured $total, sampled $sampled" >&3
             [ "$conns" = 4000 ] || fail "$c $phase: conns $conns, expected 4000"
-            within 10 "$sum" "$total" || fail "$c $phase: layers add up to $sum, measured $total"
             # the ramp holds enough samples to judge perf's coverage (the 1 s hold of
             # idle connections only a few: its sampled total is not checked)
-            [ "$phase" = hold ] || within 10 "$sampled" "$total" \
-                || fail "$c $phase: perf sampled $sampled us/conn, the tree used $total"
+            [ "$phase" = hold ] && continue
+            # 10%; a ramp the disturbance sampler found disturbed (other suites
+            # loading the 2 CPUs: the server preempted far more often) 20%
+            mapfile -t dv < <("$PYTHON" harness/lib/record.py get "$RUN_DIR/$c/measure-$phase.json" \
+                                  disturbed outside_cpu_pct)
+            dist=${dv[0]:-} why=${dv[1]:-}
+            tol=10
+            [ "$dist" = 1 ] && { tol=20; echo "# $c $phase: disturbed (outside CPU $why%): within $tol%" >&3; }
+            within "$tol" "$sampled" "$total" \
+                || fail "$c $phase: perf sampled $sampled us/conn, the tree used $total (disturbed=$dist, outside $why%; perf: $("$PYTHON" harness/lib/record.py get "$RUN_DIR/$c/measure-$phase.json" perf_warning))"
         done
         workers=$(csv_get "$RUN_DIR/layers.csv" "$c" ramp workers)
         [ "$workers" -ge 3 ] || fail "$c: $workers workers (SERVER_WORKER_CONNS=1500 at 4000 wants 3)"
@@ -113,6 +109,25 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
         pos "$(csv_get "$RUN_DIR/layers.csv" pyext ramp "CPython interpreter")" || fail "pyext: no CPython time"
         pos "$(csv_get "$RUN_DIR/layers.csv" pyext ramp "libc1m loop")" || fail "pyext: no libc1m time"
     fi
+}
+
+@test "anatomy-cpu: the quiet gate's verdict and the disturbance figures are recorded and shown" {
+    need_suite
+    cd "$C1M_ROOT"
+    for c in ${SUITE_CONTENDERS//,/ }; do
+        for phase in ramp hold; do
+            m=$RUN_DIR/$c/measure-$phase.json
+            run "$PYTHON" harness/lib/record.py get "$m" gate gate_wait_s outside_cpu_pct init_cpu_pct disturbed
+            assert_success
+            [ "${lines[0]}" = off ] || fail "$m: gate '${lines[0]}' (QUIET_MAX=0 means off)"
+            [ "${lines[1]}" = 0 ] || fail "$m: gate_wait_s '${lines[1]}'"
+            [[ ${lines[2]} =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "$m: outside_cpu_pct '${lines[2]}'"
+            [[ ${lines[3]} =~ ^[0-9]+(\.[0-9]+)?$ ]] || fail "$m: init_cpu_pct '${lines[3]}'"
+            [[ ${lines[4]} =~ ^[01]$ ]] || fail "$m: disturbed '${lines[4]}'"
+        done
+    done
+    grep -q '^| outside CPU, % of the machine (disturb.py) | [0-9.]' "$RUN_DIR/layers.md" \
+        || fail "layers.md has no outside CPU row: $(cat "$RUN_DIR/layers.md")"
 }
 
 @test "anatomy-cpu: folded stacks, flame graphs, tables and plots are written and parse" {
@@ -149,6 +164,11 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
     need_root
     cd "$C1M_ROOT"
     out=$BATS_TEST_TMPDIR/noperf
+    # an earlier run into the same OUT, interrupted before its table, left a
+    # hold measurement: a HOLD=0 run must not report it as its own
+    mkdir -p "$out/c"
+    echo '{"conns": 2000, "cpu_ns": 5000000, "window_s": 1, "perf": "unavailable"}' > "$out/c/measure-hold.json"
+    echo '{"conns": 2000, "cpu_ns": 5000000, "window_s": 1}' > "$out/c/failed-measure-ramp.json"
     run anatomy "$out" CONTENDERS=c N=2000 HOLD=0 C1M_PERF=/nonexistent/perf
     [ "$status" = 3 ] || fail "exit $status: $output"
     assert_output --partial "perf not found ('/nonexistent/perf' from C1M_PERF)"
@@ -159,6 +179,9 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
     [ "$unk" = "$total" ] || fail "unknown $unk, total $total"
     [ -z "$(csv_get "$out/layers.csv" c ramp "kernel: accept + TCP")" ] || fail "a layer without perf"
     grep -q "No CPU profile: perf not found" "$out/layers.md" || fail "layers.md does not say why"
+    [ -z "$(csv_get "$out/layers.csv" c hold conns)" ] || fail "a stale hold row: $(cat "$out/layers.csv")"
+    [ ! -e "$out/c/measure-hold.json" ] && [ ! -e "$out/c/failed-measure-ramp.json" ] \
+        || fail "stale measurements kept: $(ls "$out/c")"
     # a name looked up on PATH that is not there
     run anatomy "$BATS_TEST_TMPDIR/noname" CONTENDERS=c N=1000 HOLD=0 C1M_PERF=c1m-no-such-perf
     [ "$status" = 3 ] || fail "exit $status: $output"
@@ -188,6 +211,104 @@ EOF
     assert_output --partial "perf refused to sample (perf record exit 255: Access to performance monitoring"
     assert_output --partial "perf_event_paranoid="
     [ -n "$(csv_get "$out/layers.csv" c ramp unknown)" ] || fail "no unknown layer: $(cat "$out/layers.csv")"
+}
+
+# A stand-in perf for the control-FIFO protocol: samples nothing, acks
+# 'enable', answers 'disable' with anything but an ack (as a perf that stalls),
+# runs until SIGINT (bounded: 60 s), and writes its pid to $FAKE_PERF_PIDS.
+fake_perf_no_disable() {
+    # Python, not sh: a shell started in the background by a script has SIGINT
+    # ignored and cannot trap it; perf (and Python) install their own handler.
+    { echo "#!$PYTHON"; cat <<'EOF'; } > "$1"
+import os, select, signal, sys, time
+a = sys.argv[1:]
+if a[:1] == ["--version"]:
+    print("perf version 6.1.0"); sys.exit(0)
+if a[:1] == ["script"]:
+    sys.exit(0)
+if a[:1] != ["record"]:
+    sys.exit(1)
+ctl = ack = out = None
+for i, w in enumerate(a):
+    if w == "--control":
+        ctl, ack = a[i + 1][len("fifo:"):].split(",")
+    if w == "-o":
+        out = a[i + 1]
+if ctl is None:                       # the probe: a plain record
+    open(out, "w").close(); sys.exit(0)
+with open(os.environ["FAKE_PERF_PIDS"], "a") as f:
+    f.write("%d\n" % os.getpid())
+signal.signal(signal.SIGINT, lambda *_: sys.exit(130))
+c = os.open(ctl, os.O_RDWR)
+k = os.open(ack, os.O_RDWR)
+buf = b""
+end = time.monotonic() + 60
+while time.monotonic() < end:
+    if not select.select([c], [], [], 0.1)[0]:
+        continue
+    buf += os.read(c, 100)
+    while b"\n" in buf:
+        cmd, buf = buf.split(b"\n", 1)
+        if cmd == b"enable":
+            os.write(k, b"ack\n")
+        elif cmd == b"disable":
+            os.write(k, b"busy\n" * 40)
+EOF
+    chmod +x "$1"
+}
+
+@test "anatomy-cpu: a perf whose 'disable' fails is stopped all the same (no perf left, no FIFO directory)" {
+    need_root
+    cd "$C1M_ROOT"
+    fake=$BATS_TEST_TMPDIR/perf
+    fake_perf_no_disable "$fake"
+    export FAKE_PERF_PIDS=$BATS_TEST_TMPDIR/perf.pids
+    : > "$FAKE_PERF_PIDS"
+    before=$(ls -d /tmp/c1m-perf-ctl.* 2>/dev/null | sort)
+    run anatomy "$BATS_TEST_TMPDIR/nodisable" CONTENDERS=c N=1000 HOLD=1 C1M_PERF="$fake"
+    [ "$status" = 3 ] || fail "exit $status: $output"
+    assert_output --partial "perf did not acknowledge 'disable'"
+    [ "$(wc -l < "$FAKE_PERF_PIDS")" = 2 ] || fail "perf started $(wc -l < "$FAKE_PERF_PIDS") times (ramp and hold expected)"
+    while read -r p; do
+        ! kill -0 "$p" 2>/dev/null || { kill -INT "$p"; fail "the stand-in perf $p still runs"; }
+    done < "$FAKE_PERF_PIDS"
+    after=$(ls -d /tmp/c1m-perf-ctl.* 2>/dev/null | sort)
+    [ "$before" = "$after" ] || fail "FIFO directories left: $(comm -13 <(echo "$before") <(echo "$after"))"
+}
+
+@test "anatomy-cpu: SIGTERM mid-ramp: exit 130, no namespace, counters file, perf, sampler, FIFOs or state left" {
+    need_root
+    cd "$C1M_ROOT"
+    out=$BATS_TEST_TMPDIR/term
+    perf=()
+    command -v perf >/dev/null || perf=(C1M_PERF=/nonexistent/perf)
+    before=$(ls -d /tmp/c1m-perf-ctl.* 2>/dev/null | sort)
+    # started directly (not through anatomy(), a function: its subshell's pid
+    # would not be the script's)
+    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=10000 HOLD=30 \
+        PERF_PERIOD_US=100 "${perf[@]}" harness/anatomy-cpu > "$BATS_TEST_TMPDIR/term.log" 2>&1 &
+    pid=$!
+    state=${C1M_STATE_ROOT:-/run/c1m}/run-$pid
+    for ((i = 0; i < 600; i++)); do
+        grep -q "ramp to" "$BATS_TEST_TMPDIR/term.log" && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -q "ramp to" "$BATS_TEST_TMPDIR/term.log" || { kill -TERM "$pid"; wait "$pid"; fail "no ramp: $(cat "$BATS_TEST_TMPDIR/term.log")"; }
+    # what it started outside the namespace, by its state files (lib/orphans.sh)
+    started=()
+    for f in "$state"/pid.*; do [ -f "$f" ] && read -r p _ < "$f" && started+=("$p"); done
+    [ ${#perf[@]} -gt 0 ] || [ -f "$state/pid.perf" ] || fail "perf's pid is not in the run's state: $(ls "$state")"
+    ns=$(cat "$out/c/netns")
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/term.log")"
+    ! ip netns list | grep -q "^$ns\b" || fail "namespace $ns left behind"
+    [ ! -e "/dev/shm/c1m-run-$pid.stats" ] || fail "counters file left behind"
+    [ ! -e "$state" ] || fail "state directory $state left behind"
+    for p in "${started[@]}"; do ! kill -0 "$p" 2>/dev/null || fail "pid $p (from $state) still runs"; done
+    after=$(ls -d /tmp/c1m-perf-ctl.* 2>/dev/null | sort)
+    [ "$before" = "$after" ] || fail "FIFO directories left: $(comm -13 <(echo "$before") <(echo "$after"))"
 }
 
 @test "anatomy-cpu: bad settings exit 2 naming the knob, before anything is created" {

@@ -78,6 +78,9 @@ perf_probe() {
 # perf_start DATA PIDS_CSV LOG
 perf_start() {
     local data=$1 pids=$2 plog=$3 i
+    # a perf (or its FIFOs) still there from a phase that did not stop it:
+    # stopped and removed first, never lost by overwriting PERF_PID/_PERF_DIR
+    if [ "$PERF_PID" != 0 ] || [ -n "$_PERF_DIR" ] || [ -n "$_PERF_CTL_FD" ]; then perf_cleanup; fi
     PERF_PID=0 _PERF_LOG=$plog
     _PERF_DIR=$(mktemp -d /tmp/c1m-perf-ctl.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
     mkfifo "$_PERF_DIR/ctl" "$_PERF_DIR/ack" || { PERF_CAUSE="mkfifo failed"; return 1; }
@@ -90,6 +93,8 @@ perf_start() {
         --control "fifo:$_PERF_DIR/ctl,$_PERF_DIR/ack" -o "$data" > "$plog" 2>&1 &
     PERF_PID=$!
     if [ "$_PERF_CLEANUP_SET" = 0 ]; then on_exit perf_cleanup; _PERF_CLEANUP_SET=1; fi
+    # found again by the next run's orphans_scan should this script be killed -9
+    declare -F state_pid > /dev/null && state_pid perf "$PERF_PID"
     # perf opens the events (one per thread of every pid), then reads the FIFO.
     for ((i = 0; i < 5; i++)); do
         kill -0 "$PERF_PID" 2>/dev/null || break
@@ -158,9 +163,18 @@ perf_cleanup() {
         stop_pid "$PERF_PID" 10
         PERF_PID=0
     fi
-    if [ -n "$_PERF_CTL_FD" ]; then exec {_PERF_CTL_FD}>&-; _PERF_CTL_FD=""; fi
-    if [ -n "$_PERF_ACK_FD" ]; then exec {_PERF_ACK_FD}>&-; _PERF_ACK_FD=""; fi
+    [ -n "${RUN_STATE:-}" ] && rm -f "$RUN_STATE/pid.perf"
+    perf_close_fds
     [[ $_PERF_DIR == /tmp/c1m-perf-ctl.* ]] && rm -rf "$_PERF_DIR"
     _PERF_DIR=""
+    return 0
+}
+
+# perf_close_fds: close the control FIFOs' fds in this shell; also called in
+# the subshell that starts a long-lived process (the client), which must not
+# hold them.
+perf_close_fds() {
+    if [ -n "$_PERF_CTL_FD" ]; then exec {_PERF_CTL_FD}>&-; _PERF_CTL_FD=""; fi
+    if [ -n "$_PERF_ACK_FD" ]; then exec {_PERF_ACK_FD}>&-; _PERF_ACK_FD=""; fi
     return 0
 }
