@@ -192,7 +192,10 @@ static void retry_later(struct lworker *w)
 static int listener_start(struct lworker *w)
 {
     const struct server_config *cfg = w->cfg;
-    int fd = c1m_listen_tcp(cfg->host, cfg->port, cfg->backlog, 1);
+    /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
+     * inherits them (no setsockopt() per connection) */
+    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
+    int fd = c1m_listen_tcp_opts(cfg->host, cfg->port, cfg->backlog, 1, &opts);
     if (fd < 0)
         return -errno;
     int rc = uv_tcp_init(&w->loop, &w->lsn);
@@ -463,9 +466,6 @@ static void on_connection(uv_stream_t *server, int status)
         w->dirty = 1;
         return;
     }
-    uv_os_fd_t fd;
-    if (uv_fileno((uv_handle_t *)&c->tcp, &fd) == 0) /* not fatal: the connection still works */
-        c1m_set_bufs(fd, w->cfg->sndbuf, w->cfg->rcvbuf);
     w->open++;
     w->accepted++;
     w->dirty = 1;

@@ -41,8 +41,6 @@
 #include "loop.h"     /* c1m_now_ns */
 #include "net.h"
 
-#define SQ_ENTRIES 1024
-#define CQ_ENTRIES 16384
 /* Receive buffers: lent per completion, so a few per worker serve all of its
  * connections: 64 KiB in all, c1m-server's one read buffer (heartbeats cycle
  * through every buffer, so all of their pages end up touched: 128 x 2 KiB
@@ -55,7 +53,6 @@
 #define PONG_BUF (C1M_PONG_LEN * 4096)
 #define PUBLISH_NS 50000000ull
 #define EMFILE_RETRY_NS 100000000ull
-#define CQE_BATCH 256
 
 enum op { OP_IGNORE = 0, OP_ACCEPT, OP_RECV, OP_POLLOUT, OP_SIGNAL };
 
@@ -105,6 +102,11 @@ struct uworker {
     uint64_t state;
     int dirty;
     struct c1m_stats_worker *rec;
+    /* completions copied off the ring, to handle: the main loop's batch,
+     * and what get_sqe takes off when the kernel refuses submissions with
+     * EBUSY (completions it could not post are waiting) */
+    struct io_uring_cqe *deferred;
+    unsigned ndeferred;
     char pong_buf[PONG_BUF];
 };
 
@@ -132,8 +134,26 @@ static void set_state(struct uworker *w, uint64_t state)
     publish(w);
 }
 
+/* Move the completions waiting in the ring to w->deferred (not handled
+ * here: the caller may be in the middle of handling one), as many as fit.
+ * Returns how many. */
+static unsigned defer_cqes(struct uworker *w)
+{
+    struct io_uring_cqe *cqe;
+    unsigned n = 0;
+    while (w->ndeferred < URING_CQ_ENTRIES && io_uring_peek_cqe(&w->ring, &cqe) == 0) {
+        w->deferred[w->ndeferred++] = *cqe;
+        io_uring_cqe_seen(&w->ring, cqe);
+        n++;
+    }
+    return n;
+}
+
 /* A submission entry; when the queue is full, what it holds is submitted
- * first. NULL only if the kernel takes nothing (the worker then stops). */
+ * first. The kernel refuses that with EBUSY while completions it could not
+ * post wait (an overflowed completion queue, older kernels): then the
+ * completions are set aside for the main loop and the submission retried.
+ * NULL only if the kernel takes nothing (the worker then stops). */
 static struct io_uring_sqe *get_sqe(struct uworker *w)
 {
     for (int i = 0; i < 4; i++) {
@@ -141,6 +161,10 @@ static struct io_uring_sqe *get_sqe(struct uworker *w)
         if (sqe)
             return sqe;
         int rc = io_uring_submit(&w->ring);
+        if (rc == -EBUSY && defer_cqes(w) > 0) {
+            i--; /* progress: not one of the tries */
+            continue;
+        }
         if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
             break;
     }
@@ -174,7 +198,10 @@ static int arm_accept(struct uworker *w)
 static int listener_start(struct uworker *w)
 {
     const struct server_config *cfg = w->cfg;
-    int fd = c1m_listen_tcp(cfg->host, cfg->port, cfg->backlog, 1);
+    /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
+     * inherits them (no setsockopt() per connection) */
+    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
+    int fd = c1m_listen_tcp_opts(cfg->host, cfg->port, cfg->backlog, 1, &opts);
     if (fd < 0)
         return -1;
     w->lfd = fd;
@@ -199,7 +226,7 @@ static void listener_pause(struct uworker *w)
     w->accept_armed = 0;
     close(w->lfd);
     w->lfd = -1;
-    if (w->state == C1M_ST_LISTENING)
+    if (w->state == C1M_ST_LISTENING && !w->stopping)
         set_state(w, C1M_ST_FULL);
 }
 
@@ -248,6 +275,11 @@ static void arm_pollout(struct uworker *w, int fd)
 static void conn_close(struct uworker *w, int fd)
 {
     struct uconn *c = &w->conns[fd];
+    /* while stopping no cancels: io_uring_queue_exit cancels every request,
+     * and up to two per connection would overflow the completion queue
+     * nobody reaps any more */
+    if (w->stopping)
+        c->flags &= (uint8_t)~(UC_RECV | UC_POLLOUT);
     if (c->flags & UC_RECV)
         cancel(w, ud_make(OP_RECV, c->gen, fd));
     if (c->flags & UC_POLLOUT)
@@ -379,7 +411,6 @@ static void on_accept(struct uworker *w, uint64_t ud, int res, uint32_t flags)
             close(fd);
             return;
         }
-        c1m_set_bufs(fd, w->cfg->sndbuf, w->cfg->rcvbuf); /* not fatal */
         struct uconn *c = &w->conns[fd];
         c->flags = UC_OPEN;
         w->open++;
@@ -452,6 +483,7 @@ static void handle(struct uworker *w, const struct io_uring_cqe *cqe)
     }
 }
 
+/* At exit (w->stopping): conn_close queues no cancels then. */
 static void close_all(struct uworker *w)
 {
     for (int fd = 0; fd < w->max_fds && w->open > 0; fd++)
@@ -464,8 +496,8 @@ static int setup(struct uworker *w, int index)
     struct io_uring_params p;
     memset(&p, 0, sizeof(p));
     p.flags = IORING_SETUP_CQSIZE;
-    p.cq_entries = CQ_ENTRIES;
-    int rc = io_uring_queue_init_params(SQ_ENTRIES, &w->ring, &p);
+    p.cq_entries = URING_CQ_ENTRIES;
+    int rc = io_uring_queue_init_params(URING_SQ_ENTRIES, &w->ring, &p);
     if (rc < 0) {
         fprintf(stderr, "c1m-uring: worker %d: io_uring_setup: %s\n", index, strerror(-rc));
         return -1;
@@ -546,7 +578,8 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
         memcpy(w->pong_buf + i, C1M_PONG, C1M_PONG_LEN);
     set_state(w, C1M_ST_STARTING);
     w->conns = calloc((size_t)w->max_fds, sizeof(*w->conns)); /* pages touched as fds are used */
-    if (!w->conns) {
+    w->deferred = malloc(URING_CQ_ENTRIES * sizeof(*w->deferred)); /* pages touched as used */
+    if (!w->conns || !w->deferred) {
         perror("c1m-uring: worker tables");
         goto out;
     }
@@ -559,7 +592,6 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
     }
     set_state(w, C1M_ST_LISTENING);
     uint64_t next_tick = c1m_now_ns() + PUBLISH_NS;
-    struct io_uring_cqe *cqes[CQE_BATCH];
     while (!w->stopping && !w->fatal) {
         uint64_t now = c1m_now_ns(), due = next_tick;
         if (w->retry_at && w->retry_at < due)
@@ -573,17 +605,19 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
             fprintf(stderr, "c1m-uring: worker %d: io_uring_enter: %s\n", index, strerror(-r));
             goto out;
         }
-        unsigned n;
-        while ((n = io_uring_peek_batch_cqe(&w->ring, cqes, CQE_BATCH)) > 0) {
-            for (unsigned i = 0; i < n; i++)
-                handle(w, cqes[i]);
-            io_uring_cq_advance(&w->ring, n);
+        /* Every completion is copied off the ring before it is handled: a
+         * handler's get_sqe may take the rest off too (EBUSY), and they then
+         * stay in order. Bounded: a few rounds, the rest next time. */
+        for (int round = 0; round < 16 && (defer_cqes(w) > 0 || w->ndeferred); round++) {
+            for (unsigned i = 0; i < w->ndeferred; i++) { /* handle() may append */
+                struct io_uring_cqe cqe = w->deferred[i];
+                handle(w, &cqe);
+            }
+            w->ndeferred = 0;
             if (w->buf_returns) {
                 io_uring_buf_ring_advance(w->br, w->buf_returns);
                 w->buf_returns = 0;
             }
-            if (n < CQE_BATCH)
-                break;
         }
         now = c1m_now_ns();
         if (w->retry_at && now >= w->retry_at) {
@@ -610,6 +644,7 @@ out:
     teardown(w);
     set_state(w, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
     free(w->conns);
+    free(w->deferred);
     free(w);
     return rc;
 }
