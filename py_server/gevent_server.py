@@ -89,6 +89,17 @@ class GeventBackend:
                         self.loop.run_callback(backend.at_cap)
                 return args
 
+            def do_handle(self, sock, address):
+                # StreamServer's own do_handle closes the socket in the
+                # handler's finally, which a handler killed before it
+                # started never runs; a link callback always does
+                try:
+                    g = self._spawn(backend.handle, sock, address)
+                except BaseException:
+                    backend.handle_done(sock)
+                    raise
+                g.link(lambda _g: backend.handle_done(sock))
+
         self.Server = Server
 
     # -- the connection handler ---------------------------------------------
@@ -97,17 +108,20 @@ class GeventBackend:
             self.c.at_cap()
 
     def handle(self, sock, address):
-        w = self.c  # open and accepted were counted at accept (Server.do_read)
-        try:
-            if self.bufs:
-                set_bufs(sock, self.cfg.sndbuf, self.cfg.rcvbuf)
-            blocking.serve(sock, w, self.cfg.max_pending, self.nolock, _try_send,
-                           self.gevent.select.poll)
-        finally:
-            w.open -= 1
-            w.closed += 1
-            if w.open < w.resume_at:
-                w.low()
+        # open and accepted were counted at accept (Server.do_read); the
+        # count goes down in handle_done
+        blocking.serve(sock, self.c, self.cfg.max_pending, self.nolock, _try_send,
+                       self.gevent.select.poll)
+
+    def handle_done(self, sock):
+        # A link callback, not a finally in handle: Pool.kill at shutdown
+        # stops handlers that have not started yet, whose code never runs.
+        sock.close()  # already closed when the handler ran
+        w = self.c
+        w.open -= 1
+        w.closed += 1
+        if w.open < w.resume_at:
+            w.low()
 
     # -- loops.py interface ---------------------------------------------------
     def listen(self, cb):
@@ -119,6 +133,8 @@ class GeventBackend:
             try:
                 lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                if self.bufs:  # inherited by every accepted socket
+                    set_bufs(lsock, cfg.sndbuf, cfg.rcvbuf)
                 lsock.bind(addr)
                 lsock.listen(cfg.backlog)
                 lsock.setblocking(False)

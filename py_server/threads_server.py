@@ -114,7 +114,10 @@ class ThreadsBackend:
             if ls is None:
                 return
             try:
-                sock, _ = ls.accept()  # blocking (the listener's timeout is 0, the default None)
+                # the listener is non-blocking (this returns at once); the
+                # accepted socket is blocking: accept4() without SOCK_NONBLOCK,
+                # and socket.accept() gives it the default timeout (None)
+                sock, _ = ls.accept()
             except (BlockingIOError, InterruptedError):
                 return
             except ConnectionAbortedError:
@@ -125,8 +128,6 @@ class ThreadsBackend:
                 if e.errno in _RESOURCE_ERRNOS and self.on_error is not None:
                     self.on_error(None, {"message": "accept failed", "exception": e})
                 return
-            if self.bufs:
-                set_bufs(sock, self.cfg.sndbuf, self.cfg.rcvbuf)
             t = threading.Thread(target=self.serve, args=(sock,), daemon=True)
             with self.lock:
                 self.conns.add(sock)
@@ -164,6 +165,8 @@ class ThreadsBackend:
             try:
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                if self.bufs:  # inherited by every accepted socket
+                    set_bufs(ls, cfg.sndbuf, cfg.rcvbuf)
                 ls.bind(addr)
                 ls.listen(cfg.backlog)
                 ls.setblocking(False)
