@@ -33,6 +33,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -106,11 +107,16 @@ class Run:
                              self.stats, "--quiet"])
         env = dict(os.environ, PYTHONPATH="%s:%s" % (REPO, os.path.join(self.build, "pyext")),
                    C1M_PYEXT_PATH=os.path.join(self.build, "pyext"))
-        self.server = subprocess.Popen(self.in_ns(cmd), cwd=REPO, env=env,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        # stderr to a file: a pipe nobody reads would block the server once
+        # 64 KiB of messages filled it
+        self.log = os.path.join(a.log_dir, "%s-%d.server.log" % (self.name, self.rnd))
+        with open(self.log, "wb") as log:
+            self.server = subprocess.Popen(self.in_ns(cmd), cwd=REPO, env=env,
+                                           stdout=subprocess.DEVNULL, stderr=log)
         stat = os.path.join(a.build, "c1m-stat")
         if sh(stat, "--wait-ready", "--timeout", str(READY_S), self.stats, check=False).returncode:
-            raise RuntimeError("%s: not ready in %ds" % (self.name, READY_S))
+            raise RuntimeError("%s: not ready in %ds (server log: %s)"
+                               % (self.name, READY_S, self.log))
         j = stat_json(a.build, self.stats)
         # ip netns exec execs the server: its pid is the server's parent's
         pids = sorted({p for p in [self.server.pid] + [w["pid"] for w in j["workers"]] if p > 0})
@@ -131,7 +137,8 @@ class Run:
         t1 = time.monotonic()
         c1 = cpu_ns(pids)
         if r.returncode:
-            raise RuntimeError("%s: open=%d not reached in %ds" % (self.name, a.conns, RAMP_S))
+            raise RuntimeError("%s: open=%d not reached in %ds (server log: %s)"
+                               % (self.name, a.conns, RAMP_S, self.log))
         alive = all(os.path.exists("/proc/%d" % p) for p in pids)
         return {"contender": self.name, "round": self.rnd, "us_per_conn":
                 (c1 - c0) / 1e3 / a.conns, "wall_s": t1 - t0, "pids": len(pids),
@@ -165,6 +172,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--perf-record", metavar="DIR")
     ap.add_argument("--json", metavar="FILE", help="also write every run as JSON lines")
+    ap.add_argument("--log-dir", metavar="DIR",
+                    help="the servers' stderr, one file per run (default: the --perf-record "
+                         "directory, else a new directory under /tmp)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         ap.error("needs root (network namespaces)")
@@ -181,6 +191,11 @@ def main():
         ap.error("--contenders: a label appears twice")
     if a.perf_record:
         os.makedirs(a.perf_record, exist_ok=True)
+    if a.log_dir:
+        os.makedirs(a.log_dir, exist_ok=True)
+    else:
+        a.log_dir = a.perf_record or tempfile.mkdtemp(prefix="c1m-accept-cpu-")
+    print("accept_cpu: server logs in %s" % a.log_dir, file=sys.stderr)
     # a stop signal ends the current run through its close() (KeyboardInterrupt)
     for s in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, signal.default_int_handler)
