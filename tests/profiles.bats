@@ -242,6 +242,61 @@ PY
     [ "$(read_keys)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(read_keys))"
 }
 
+# leak_script BODY: a bash script that sources the harness libraries with
+# `sysctl` and `ip` replaced by functions faking a kernel whose "namespace"
+# key is global: the host's value lives in $HOST, and a write inside the
+# namespace changes it (a leak). $HOST.refuse makes the host refuse writes
+# (set by the namespace write when REFUSE_RESTORE=1); KILL=1 sends the script
+# SIGTERM right after the leaking write, before its check. Then BODY runs.
+leak_script() {
+    cat <<EOF
+source "$C1M_ROOT/harness/lib/common.sh"
+source "$C1M_ROOT/harness/lib/orphans.sh"
+source "$C1M_ROOT/harness/lib/netns.sh"
+HOST=$BATS_TEST_TMPDIR/host
+sysctl() {
+    case \$1 in
+        -n) cat "\$HOST" ;;
+        -q) [ -e "\$HOST.refuse" ] && return 1; printf '%s\n' "\${3#*=}" > "\$HOST" ;;
+    esac
+}
+ip() {
+    [ "\$1 \$2" = "netns exec" ] || return 0          # add, del, link set lo up
+    shift 3
+    case \$1 in
+        test) return 0 ;;
+        sysctl) printf '%s\n' "\${4#*=}" > "\$HOST"
+                [ "\${REFUSE_RESTORE:-}" = 1 ] && : > "\$HOST.refuse"
+                [ "\${KILL:-}" = 1 ] && kill -TERM \$BASHPID
+                return 0 ;;
+    esac
+}
+printf 'net.core.somaxconn = 4096\n' > "$BATS_TEST_TMPDIR/leak.conf"
+echo 128 > "\$HOST"
+$1
+EOF
+}
+
+@test "a profile write that leaks to the host: the host's value put back (checked), the key refused" {
+    run bash -c "$(leak_script 'profile_apply c1mt-fake "$BATS_TEST_TMPDIR/leak.conf"; echo "rc=$? err=$PROFILE_ERR pending=${#_PROFILE_PENDING[@]}"')"
+    assert_output --partial "rc=1 err=net.core.somaxconn: not per-namespace on this kernel (setting it changed the host; restored to 128) pending=0"
+    [ "$(cat "$BATS_TEST_TMPDIR/host")" = 128 ] || fail "host left at $(cat "$BATS_TEST_TMPDIR/host")"
+    # a restore the host refuses is said, not reported as done
+    rm -f "$BATS_TEST_TMPDIR/host.refuse"
+    run env REFUSE_RESTORE=1 bash -c "$(leak_script 'profile_apply c1mt-fake "$BATS_TEST_TMPDIR/leak.conf"; echo "rc=$? err=$PROFILE_ERR"')"
+    assert_output --partial "rc=1 err=net.core.somaxconn: not per-namespace on this kernel (setting it changed the host to 4096; could NOT restore 128: host now 4096)"
+    refute_output --partial "restored to"
+}
+
+@test "a signal between a leaking write and its check: run_one's cleanup puts the host's value back" {
+    run env KILL=1 RUN_PROFILE="$BATS_TEST_TMPDIR/leak.conf" bash -c "$(leak_script 'netns_create c1mt-fake; echo "not reached"')"
+    [ "$status" = 130 ] || fail "exit $status: $output"
+    refute_output --partial "not reached"
+    # (what the cleanup says is not checked: the fake's kill runs the trap inside
+    # the write's own redirection to /dev/null)
+    [ "$(cat "$BATS_TEST_TMPDIR/host")" = 128 ] || fail "host left at $(cat "$BATS_TEST_TMPDIR/host"): $output"
+}
+
 @test "run_one.sh --profile: an unknown profile or a bad key exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state

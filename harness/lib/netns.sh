@@ -10,14 +10,15 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 # netns_create NAME: create it, bring lo up, apply the profile RUN_PROFILE.
 # Registers deletion. A profile this kernel refuses: exit 2 naming the key.
 netns_create() {
-    local ns=$1 err
+    local ns=$1
     ip netns del "$ns" 2>/dev/null || true       # left by an interrupted run of ours
     state_put netns "$ns"                        # before it exists: found again after kill -9
     on_exit netns_delete "$ns"
     ip netns add "$ns" || die "ip netns add $ns failed"
     ip -n "$ns" link set lo up || die "cannot bring up lo in $ns"
-    if ! err=$(profile_apply "$ns" "${RUN_PROFILE:-tuned}" 2>&1); then
-        log "error: --profile ${RUN_PROFILE:-tuned}: $err"
+    on_exit profile_restore_pending              # a signal between a leaking write and its check
+    if ! profile_apply "$ns" "${RUN_PROFILE:-tuned}"; then
+        log "error: --profile ${RUN_PROFILE:-tuned}: $PROFILE_ERR"
         exit 2
     fi
 }

@@ -128,23 +128,71 @@ profile_missing_why() {
 
 # profile_apply NS SPEC: write SPEC's settings inside namespace NS. Each key must
 # exist in NS, and the host's value (this shell's namespace) must not move: a
-# key that changed it is put back and refused. "KEY: why" on stderr, 1 on the first
-# problem (NS then holds part of the profile: delete it).
+# key that changed it is put back and refused. 1 on the first problem with
+# PROFILE_ERR="KEY: why" (NS then holds part of the profile: delete it); 0 and
+# PROFILE_ERR="" when all are written. Call it in the current shell (not in
+# $(...), where bash resets the traps): before each write the host's value is
+# recorded in _PROFILE_PENDING, which profile_restore_pending (the caller's
+# EXIT/signal cleanup) puts back should a signal land between a write that
+# leaked and its check; a single-number value also goes to the run's state
+# (state_put sysctl.KEY "BEFORE SET", lib/orphans.sh) for the next bench.sh
+# after a kill -9. Both are dropped once the host is seen unchanged.
+declare -gA _PROFILE_PENDING=()
+PROFILE_ERR=""
 profile_apply() {
-    local ns=$1 spec=$2 k v before after
+    local ns=$1 spec=$2 k v before after pairs
+    PROFILE_ERR=""
+    pairs=$(profile_writes "$spec")
     while IFS='=' read -r k v; do
         [ -n "$k" ] || continue
-        ip netns exec "$ns" test -e "$(sysctl_path "$k")" || { log "$k: $(profile_missing_why "$k")"; return 1; }
+        ip netns exec "$ns" test -e "$(sysctl_path "$k")" || { PROFILE_ERR="$k: $(profile_missing_why "$k")"; return 1; }
         before=$(norm "$(sysctl -n "$k" 2>/dev/null)")
-        ip netns exec "$ns" sysctl -q -w "$k=$v" >/dev/null 2>&1 \
-            || { log "$k = $v: the kernel refused this value"; return 1; }
-        after=$(norm "$(sysctl -n "$k" 2>/dev/null)")
-        if [ "$before" != "$after" ]; then
-            sysctl -q -w "$k=$before" >/dev/null 2>&1
-            log "$k: not per-namespace on this kernel (setting it changed the host; restored to $before)"
+        _PROFILE_PENDING[$k]="$before=$v"
+        [[ $before =~ ^[0-9]+$ && $v =~ ^[0-9]+$ ]] && declare -F state_put >/dev/null \
+            && state_put "sysctl.$k" "$before $v"
+        if ! ip netns exec "$ns" sysctl -q -w "$k=$v" >/dev/null 2>&1; then
+            profile_restore_pending
+            PROFILE_ERR="$k = $v: the kernel refused this value"
             return 1
         fi
-    done < <(profile_writes "$spec")
+        after=$(norm "$(sysctl -n "$k" 2>/dev/null)")
+        if [ "$before" != "$after" ]; then
+            if profile_restore_pending; then
+                PROFILE_ERR="$k: not per-namespace on this kernel (setting it changed the host; restored to $before)"
+            else
+                PROFILE_ERR="$k: not per-namespace on this kernel (setting it changed the host to $after; could NOT restore $before: host now $(norm "$(sysctl -n "$k" 2>/dev/null)"))"
+            fi
+            return 1
+        fi
+        profile_forget "$k"
+    done <<<"$pairs"
+}
+profile_forget() {
+    unset "_PROFILE_PENDING[$1]"
+    [ -n "${RUN_STATE:-}" ] && rm -f "$RUN_STATE/sysctl.$1"
+    return 0
+}
+# profile_restore_pending: every key profile_apply was writing (KEY -> "BEFORE=SET"):
+# the host's value put back to BEFORE if it moved, checked by reading it again.
+# 0 when every host value is BEFORE again; 1 (and "KEY: ..." on stderr) if not.
+profile_restore_pending() {
+    local k before cur rc=0
+    for k in "${!_PROFILE_PENDING[@]}"; do
+        before=${_PROFILE_PENDING[$k]%%=*}
+        cur=$(norm "$(sysctl -n "$k" 2>/dev/null)")
+        if [ "$cur" != "$before" ]; then
+            sysctl -q -w "$k=$before" >/dev/null 2>&1
+            cur=$(norm "$(sysctl -n "$k" 2>/dev/null)")
+            if [ "$cur" != "$before" ]; then
+                log "$k: the host's value is $cur, and could not be put back to $before"
+                rc=1
+                continue
+            fi
+            log "$k: the host's value put back to $before"
+        fi
+        profile_forget "$k"
+    done
+    return "$rc"
 }
 
 # profile_read NS KEY...: "key=value" per KEY as in force inside NS (one process;
@@ -164,8 +212,8 @@ profile_read() {
 # "PROFILE: LABEL: KEY: why" on stderr and 1 on the first problem. A subshell:
 # its traps are its own.
 profiles_probe() (
-    local ns=c1m-$BASHPID-$RANDOM spec line keys=() err
-    trap 'ip netns del "$ns" 2>/dev/null' EXIT
+    local ns=c1m-$BASHPID-$RANDOM spec line keys=()
+    trap 'profile_restore_pending; ip netns del "$ns" 2>/dev/null' EXIT
     trap 'exit 130' INT TERM HUP
     ip netns add "$ns" 2>/dev/null || { log "PROFILE: cannot create a namespace to check the profiles"; exit 1; }
     mapfile -t keys < <(for spec in "$@"; do profile_record_keys "$spec"; done | awk '!seen[$0]++')
@@ -174,7 +222,7 @@ profiles_probe() (
         printf '%s\n' "$line"
     done < <(profile_read "$ns" "${keys[@]}")
     for spec in "$@"; do
-        err=$(profile_apply "$ns" "$spec" 2>&1) || { log "PROFILE: $(profile_label "$spec"): $err"; exit 1; }
+        profile_apply "$ns" "$spec" || { log "PROFILE: $(profile_label "$spec"): $PROFILE_ERR"; exit 1; }
     done
     exit 0
 )
