@@ -169,8 +169,13 @@ read_settings() {
     done
     mapfile -t VARIANTS < <(scenario_variants)
     [ ${#VARIANTS[@]} -gt 0 ] || VARIANTS=("")
-    err=$(profiles_expand "$PROFILE" 2>&1 >/dev/null) || bad "${err:-PROFILE: refused}"
-    mapfile -t PROFILES < <(profiles_expand "$PROFILE" 2>/dev/null)
+    # once (its check uses a throwaway namespace): it prints the profiles, or
+    # only its error; a line that is not a profile is refused, not run
+    err=$(profiles_expand "$PROFILE" 2>&1) || bad "${err:-PROFILE: refused}"
+    mapfile -t PROFILES <<<"$err"
+    for v in "${PROFILES[@]}"; do
+        [[ $v =~ ^(tuned|stock|tuned-.+|/.+)$ ]] || bad "PROFILE: not a profile in the check's output: '$v'"
+    done
     RATES=()
     IFS=', ' read -r -a items <<<"$RATE"
     for n in "${items[@]}"; do

@@ -297,6 +297,20 @@ EOF
     [ "$(cat "$BATS_TEST_TMPDIR/host")" = 128 ] || fail "host left at $(cat "$BATS_TEST_TMPDIR/host"): $output"
 }
 
+@test "PROFILE splits on commas only: a FILE whose path holds a space, items trimmed" {
+    need_root
+    d="$BATS_TEST_TMPDIR/my profiles"
+    mkdir -p "$d"
+    printf 'net.core.somaxconn = 4096\n' > "$d/mine.conf"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/profiles.sh"; profiles_expand "$2"' \
+        _ "$C1M_ROOT" " stock ,$d/mine.conf , tuned,"
+    assert_success
+    assert_output "stock
+$d/mine.conf
+tuned"
+    no_run_namespace || fail "a namespace was left: $(ip netns list)"
+}
+
 @test "run_one.sh --profile: an unknown profile or a bad key exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state

@@ -23,6 +23,8 @@ profile_tuned_file() { printf '%s\n' "${C1M_PROFILE_FILE:-$C1M_ROOT/harness/kern
 
 # Whitespace runs as one space, none at the ends: how values are compared.
 norm() { tr -s ' \t' ' ' <<<"$1" | sed -e 's/^ //' -e 's/ $//'; }
+# trim TEXT: without its leading and trailing whitespace.
+trim() { local t=${1#"${1%%[![:space:]]*}"}; printf '%s\n' "${t%"${t##*[![:space:]]}"}"; }
 # KEY's file under /proc/sys (net.core.somaxconn -> /proc/sys/net/core/somaxconn).
 sysctl_path() { printf '/proc/sys/%s\n' "${1//.//}"; }
 
@@ -233,7 +235,13 @@ profiles_probe() (
 # root the caller refuses anyway). "PROFILE: why" on stderr and 1 for a bad one.
 profiles_expand() {
     local items=() p out=() probe=() err stock="" k v tuned labels=" " l
-    IFS=', ' read -r -a items <<<"$1"
+    # commas only (a FILE's path may hold spaces), each item trimmed
+    IFS=',' read -r -a items <<<"$1"
+    for p in "${!items[@]}"; do
+        items[p]=$(trim "${items[p]}")
+        [ -n "${items[p]}" ] || unset "items[p]"
+    done
+    items=("${items[@]}")
     [ ${#items[@]} -gt 0 ] || { log "PROFILE: empty"; return 1; }
     tuned=$(profile_tuned_file)
     for p in "${items[@]}"; do
