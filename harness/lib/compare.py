@@ -1,7 +1,7 @@
 """compare.py - `make compare A=results/X B=results/Y`
 (`results.py compare A_DIR B_DIR`): for every contender, tier and condition
-(cells.py; the tier column names a non-default condition after the tier)
-present in both results directories, the ratio of medians B/A of each metric with a
+(cells.py; the tier column names a non-default condition after the tier) and
+scenario (runs of different scenarios never pair) present in both results directories, the ratio of medians B/A of each metric with a
 percentile-bootstrap 95% interval of that ratio, and a verdict in the manner
 of pyperf's compare_to (bootstrap.verdict): "slower (significant)" /
 "faster (significant)" when the interval excludes 1.0 and the medians differ
@@ -41,18 +41,44 @@ def fmt(v):
     return "%.2f" % v if abs(v) < 10 else "%.1f" % v if abs(v) < 100 else "%.0f" % v
 
 
+def scenario_of(r):
+    """A run's scenario (runs.csv `scenario`; older records without it: idle).
+    Part of a cell's key here: the condition does not name the scenario (push
+    and idle both have condition ""), and runs of two scenarios never pair."""
+    return str(r.get("scenario") or "idle")
+
+
+def scenarios_of(rows):
+    seen = []
+    for r in rows:
+        if scenario_of(r) not in seen:
+            seen.append(scenario_of(r))
+    return seen
+
+
+def keyed_cells(rows):
+    """{(contender, tier, condition, scenario): Cell}, one scenario at a time."""
+    out = {}
+    for scen in scenarios_of(rows):
+        for c in cellmod.cells([r for r in rows if scenario_of(r) == scen]):
+            out[(c.contender, c.tier, c.condition, scen)] = c
+    return out
+
+
 def compare_rows(a_rows, b_rows, col, up, down):
     """[(contender, tier label, A text, B text, ratio text, interval text,
     verdict)] for every contender x tier in both; [(contender, tier label,
     side)] for those in one only."""
-    a = {(c.contender, c.tier, c.condition): c for c in cellmod.cells(a_rows)}
-    b = {(c.contender, c.tier, c.condition): c for c in cellmod.cells(b_rows)}
+    a, b = keyed_cells(a_rows), keyed_cells(b_rows)
     order = cellmod.contenders_of(a_rows + b_rows)
     conds = cellmod.conditions_of(a_rows + b_rows)
-    keys = sorted(set(a) | set(b), key=lambda k: (order.index(k[0]), k[1], conds.index(k[2])))
+    scens = scenarios_of(a_rows + b_rows)
+    keys = sorted(set(a) | set(b),
+                  key=lambda k: (scens.index(k[3]), order.index(k[0]), k[1], conds.index(k[2])))
     both, only = [], []
     for k in keys:
-        tier = " ".join(x for x in (cellmod.label_of(k[1]), k[2]) if x)
+        scen = "" if k[3] == "idle" else "scenario=" + k[3]
+        tier = " ".join(x for x in (cellmod.label_of(k[1]), k[2], scen) if x)
         if k not in a or k not in b:
             only.append((k[0], tier, "A" if k in a else "B"))
             continue
@@ -79,6 +105,10 @@ def report(a_dir, b_dir, a_rows, b_rows):
            "each side resampled). significant: the interval excludes 1.00 and the medians "
            "differ by more than the runs' standard deviation; at least %d ok runs a side."
            % (bootstrap.RESAMPLES, bootstrap.MIN_RUNS)]
+    sa, sb = scenarios_of(a_rows), scenarios_of(b_rows)
+    if sa != sb:
+        out.append("scenarios: A %s, B %s: runs of different scenarios are never paired "
+                   "(the tier column names a scenario other than idle)" % (", ".join(sa), ", ".join(sb)))
     headers = ["contender", "tier", "A median (n)", "B median (n)", "B/A", "95% interval",
                "verdict"]
     only = []

@@ -102,6 +102,28 @@ class TestConditions(Dir):
                          [("c", "2k stock", "1.00"), ("c", "2k", "1.00")])
         self.assertEqual(only, [])
 
+    def test_compare_never_pairs_two_scenarios(self):
+        # SCENARIO=push has condition "" like idle: the scenario keys the cell
+        other = tempfile.mkdtemp(prefix="c1m-test-profiles-")
+        self.addCleanup(shutil.rmtree, other, True)
+        for rep in (1, 2, 3):
+            self.add(repeat=rep, t_accept_s=1.0)
+        idle = self.rows()
+        self.dir, first = other, self.dir
+        for rep in (1, 2, 3):
+            self.add(repeat=rep, scenario="push", t_accept_s=9.0)
+        push = self.rows()
+        self.dir = first
+        self.assertEqual(push[0]["condition"], idle[0]["condition"])
+        both, only = compare.compare_rows(idle, push, "t_accept_s", "slower", "faster")
+        self.assertEqual(both, [])
+        self.assertEqual(only, [("c", "2k", "A"), ("c", "2k scenario=push", "B")])
+        out = compare.report("A", "B", idle, push)
+        self.assertIn("scenarios: A idle, B push: runs of different scenarios are never paired", out)
+        self.assertNotIn("9.00", out)
+        both, _ = compare.compare_rows(push, push, "t_accept_s", "slower", "faster")
+        self.assertEqual([(b[0], b[1], b[4]) for b in both], [("c", "2k scenario=push", "1.00")])
+
     def test_meta_groups_the_sysctls_by_profile(self):
         for cond, somax in (("", "65535"), ("stock", "4096")):
             rec = self.add(profile=cond or "tuned", t_accept_s=1.0)
