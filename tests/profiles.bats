@@ -139,10 +139,10 @@ PY
     need_gnuplot() { command -v gnuplot >/dev/null || skip "needs gnuplot"; }
     need_gnuplot
     grep -q "^## What tuning buys: stock vs tuned kernel profile" "$RUN_DIR/report.md"
-    grep -q "^| metric | stock | tuned | stock/tuned |" "$RUN_DIR/report.md"
+    grep -q "^| metric | better | stock | tuned | tuned/stock |" "$RUN_DIR/report.md"
     grep -q "^| \`net.core.somaxconn\` | [0-9]* | 65535 |" "$RUN_DIR/report.md"
     # (a run the machine's slab noise made suspect still measured the profile: marked)
-    grep -Eq "^\| time to connect, s \| [0-9.]+(‡)? \| [0-9.]+(‡)? \| [0-9.]+ \|" "$RUN_DIR/report.md"
+    grep -Eq "^\| time to connect, s \| lower \| [0-9.]+(‡)? \| [0-9.]+(‡)? \| [0-9.]+ \|" "$RUN_DIR/report.md"
     grep -Eq "^\| c \| 2k \| stock \| (ok|suspect) \|" "$RUN_DIR/report.md"   # the summary's condition column
     for p in profile_t_connect profile_drops t_connect ramp; do
         [ -s "$RUN_DIR/plots/$p.png" ] && [ -s "$RUN_DIR/plots/$p.svg" ] || fail "no $p plot"

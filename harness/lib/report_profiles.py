@@ -9,7 +9,7 @@ without an ok (or all-disturbed) run shows the runs that measured it anyway
 (client-stopped, timeout, inconsistent, suspect), marked DOUBLE_DAGGER.
 
 Sections (each only when its runs exist):
-  - before/after, in the seeds' form: metric, stock, tuned, stock/tuned, per
+  - before/after, in the seeds' form: metric, better, stock, tuned, tuned/stock, per
     contender and tier (with the settings that differ, key by key);
   - every profile side by side (drops, retransmits, queue, failures);
   - one setting at a time: each tuned-KEY against tuned;
@@ -27,25 +27,26 @@ DOUBLE_DAGGER = "\u2021"
 # result that it did not finish)
 MEASURED = ("client-stopped", "timeout", "inconsistent", "suspect")
 
-# metric, what it is, format
+# metric, what it is, format, which way is better ("lower", "higher", or ""
+# for a figure that describes the load rather than scores it)
 METRICS = [
-    ("t_accept_s", "time to connect, s", "%.2f"),
-    ("connect_p99_ms", "client connect latency p99, ms", "%.1f"),
-    ("listen_overflows", "accept queue overflows (ListenOverflows)", "%.0f"),
-    ("listen_drops", "dropped at the listener (ListenDrops)", "%.0f"),
-    ("reqq_full_drop", "SYN queue full, SYN dropped (TCPReqQFullDrop)", "%.0f"),
-    ("reqq_full_cookies", "SYN queue full, cookie sent (TCPReqQFullDoCookies)", "%.0f"),
-    ("syncookies_sent", "syncookies sent (SyncookiesSent)", "%.0f"),
-    ("syn_retrans", "SYN + SYN-ACK retransmits (TCPSynRetrans)", "%.0f"),
-    ("acceptq_max", "accept queue high-water, one listener", "%.0f"),
-    ("acceptq_sum_max", "accept queue high-water, all listeners", "%.0f"),
-    ("acceptq_backlog", "accept queue limit per listener", "%.0f"),
-    ("client_failed", "failed connects", "%.0f"),
-    ("connect_timeouts", "connect timeouts (ETIMEDOUT)", "%.0f"),
-    ("accepted", "connections the server accepted", "%.0f"),
-    ("server_cpu_connect_s", "server CPU during the ramp, s", "%.2f"),
+    ("t_accept_s", "time to connect, s", "%.2f", "lower"),
+    ("connect_p99_ms", "client connect latency p99, ms", "%.1f", "lower"),
+    ("listen_overflows", "accept queue overflows (ListenOverflows)", "%.0f", "lower"),
+    ("listen_drops", "dropped at the listener (ListenDrops)", "%.0f", "lower"),
+    ("reqq_full_drop", "SYN queue full, SYN dropped (TCPReqQFullDrop)", "%.0f", "lower"),
+    ("reqq_full_cookies", "SYN queue full, cookie sent (TCPReqQFullDoCookies)", "%.0f", "lower"),
+    ("syncookies_sent", "syncookies sent (SyncookiesSent)", "%.0f", "lower"),
+    ("syn_retrans", "SYN + SYN-ACK retransmits (TCPSynRetrans)", "%.0f", "lower"),
+    ("acceptq_max", "accept queue high-water, one listener", "%.0f", ""),
+    ("acceptq_sum_max", "accept queue high-water, all listeners", "%.0f", ""),
+    ("acceptq_backlog", "accept queue limit per listener", "%.0f", "higher"),
+    ("client_failed", "failed connects", "%.0f", "lower"),
+    ("connect_timeouts", "connect timeouts (ETIMEDOUT)", "%.0f", "lower"),
+    ("accepted", "connections the server accepted", "%.0f", "higher"),
+    ("server_cpu_connect_s", "server CPU during the ramp, s", "%.2f", "lower"),
 ]
-FMT = {m: f for m, _, f in METRICS}
+FMT = {m: f for m, _, f, _ in METRICS}
 # the compact per-profile table and the ablation table
 SIDE_COLS = ["t_accept_s", "listen_drops", "reqq_full_drop", "syn_retrans", "acceptq_max",
              "client_failed", "connect_timeouts"]
@@ -142,7 +143,11 @@ def before_after(rows, meta):
     out = ["## What tuning buys: stock vs tuned kernel profile\n",
            "The same servers, client, flags and addresses; only the namespace's sysctls "
            "differ (stock: nothing written, a fresh namespace's values on this kernel). "
-           "Medians of each cell's runs; stock/tuned above 1: the stock kernel costs more.\n"]
+           "Medians of each cell's runs. tuned/stock: the tuned figure over the stock one "
+           "(after/before, as the seeds give it); `better` says which way helps: below 1 is "
+           "tuning's gain where lower is better (times, drops, retransmits, failures, CPU), "
+           "above 1 where higher is better (connections accepted, the queue limit); the "
+           "high-water marks describe the load (neither).\n"]
     profs = meta.get("sysctl_profiles") or {}
     st, tu = profs.get("stock") or {}, profs.get("tuned") or {}
     diff = [k for k in tu if st.get(k) != tu.get(k)]
@@ -154,14 +159,14 @@ def before_after(rows, meta):
         s, t = by["stock"], by["tuned"]
         (_, ms), (_, mt) = runs_of(s), runs_of(t)
         lines = []
-        for col, what, _ in METRICS:
+        for col, what, _, better in METRICS:
             a, b = median(s, col), median(t, col)
             if a is None and b is None:
                 continue
-            lines.append([what, fmt(col, a, ms), fmt(col, b, mt), ratio(a, b)])
+            lines.append([what, better or "-", fmt(col, a, ms), fmt(col, b, mt), ratio(b, a)])
         out.append("### %s\n" % head(key))
         out.append("runs: stock %s; tuned %s\n" % (s.status_text(), t.status_text()))
-        out.append(md_table(["metric", "stock", "tuned", "stock/tuned"], lines) + "\n")
+        out.append(md_table(["metric", "better", "stock", "tuned", "tuned/stock"], lines) + "\n")
     out.append(notes(g.values()))
     return out
 

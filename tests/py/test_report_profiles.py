@@ -165,14 +165,14 @@ class TestReport(Dir):
         self.assertIn("## What tuning buys: stock vs tuned kernel profile", text)
         self.assertIn("| `net.core.somaxconn` | 4096 | 65535 |", text)
         self.assertNotIn("| `x` |", text)                       # the same in both: not listed
-        self.assertIn("| metric | stock | tuned | stock/tuned |", text)
+        self.assertIn("| metric | better | stock | tuned | tuned/stock |", text)
         self.assertIn("### c at 2k", text)
-        self.assertIn("| time to connect, s | 1.20 | 1.00 | 1.20 |", text)
+        self.assertIn("| time to connect, s | lower | 1.20 | 1.00 | 0.83 |", text)
         # the stock runs that did not finish still measured the drops: marked
-        self.assertIn("| time to connect, s | 31.50%s | 3.00 | 10.50 |" % rp.DOUBLE_DAGGER, text)
-        self.assertIn("| dropped at the listener (ListenDrops) | 1500%s | 0 | inf |" % rp.DOUBLE_DAGGER,
+        self.assertIn("| time to connect, s | lower | 31.50%s | 3.00 | 0.10 |" % rp.DOUBLE_DAGGER, text)
+        self.assertIn("| dropped at the listener (ListenDrops) | lower | 1500%s | 0 | 0.00 |" % rp.DOUBLE_DAGGER,
                       text)
-        self.assertIn("| failed connects | 0 | 0 | = |", text)
+        self.assertIn("| failed connects | lower | 0 | 0 | = |", text)
         self.assertIn("no run held all N under this profile", text)
 
     def test_nothing_for_a_run_of_one_profile_and_one_rate(self):
