@@ -163,7 +163,8 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
 @test "anatomy-cpu: perf missing (C1M_PERF=/nonexistent, or a name not on PATH): says so, exit 3, totals measured, layers unknown" {
     need_root
     cd "$C1M_ROOT"
-    out=$BATS_TEST_TMPDIR/noperf
+    # (a quote in OUT: the plot paths reach gnuplot quoted, lib/common.sh gp_quote)
+    out="$BATS_TEST_TMPDIR/no'perf"
     # an earlier run into the same OUT, interrupted before its table, left a
     # hold measurement: a HOLD=0 run must not report it as its own
     mkdir -p "$out/c"
@@ -180,6 +181,9 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
     [ -z "$(csv_get "$out/layers.csv" c ramp "kernel: accept + TCP")" ] || fail "a layer without perf"
     grep -q "No CPU profile: perf not found" "$out/layers.md" || fail "layers.md does not say why"
     [ -z "$(csv_get "$out/layers.csv" c hold conns)" ] || fail "a stale hold row: $(cat "$out/layers.csv")"
+    if command -v gnuplot >/dev/null; then
+        [ -s "$out/plots/anatomy-cpu-ramp.png" ] || fail "no ramp plot under an OUT with a quote: $output"
+    fi
     [ ! -e "$out/c/measure-hold.json" ] && [ ! -e "$out/c/failed-measure-ramp.json" ] \
         || fail "stale measurements kept: $(ls "$out/c")"
     # a name looked up on PATH that is not there
