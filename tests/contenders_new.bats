@@ -29,8 +29,6 @@ setup() {
 }
 teardown() {
     stop_test_processes
-    [ -n "${RESTORE_IO_URING:-}" ] && sysctl -q -w kernel.io_uring_disabled="$RESTORE_IO_URING"
-    RESTORE_IO_URING=
     check_sanitizer_logs
 }
 
@@ -38,28 +36,30 @@ json() {
     "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
 }
 
-# unavailable NAME: prints why this machine cannot run contender NAME and
-# succeeds; fails (prints nothing) when it can. A C contender that was not
-# built is a failure of the build, not "unavailable": it fails the test.
-unavailable() {
+# contender_check NAME: sets WHY to why this machine cannot run contender
+# NAME (empty when it can). Call it as a plain command, never inside $(...) or
+# a condition, where `fail` would not end the test: a C contender that was not
+# built, or `c1m-uring --check` answering neither 0 nor 3, is a failure of the
+# build, not "unavailable".
+contender_check() {
     local out rc=0
+    WHY=
     case "$1" in
         libuv) [ -x "$C1M_BUILD/c1m-libuv" ] || fail "no $C1M_BUILD/c1m-libuv (make build)" ;;
         uring) [ -x "$C1M_BUILD/c1m-uring" ] || fail "no $C1M_BUILD/c1m-uring (make build)"
                out=$("$C1M_BUILD/c1m-uring" --check 2>&1) || rc=$?
-               [ "$rc" = 3 ] && { echo "c1m-uring unavailable here: $out"; return 0; }
-               [ "$rc" = 0 ] || fail "c1m-uring --check: status $rc: $out" ;;
+               [ "$rc" = 0 ] || [ "$rc" = 3 ] || fail "c1m-uring --check: status $rc: $out"
+               [ "$rc" = 0 ] || WHY="c1m-uring unavailable here: $out" ;;
         gevent) out=$("$PYTHON" -c 'import gevent.server' 2>&1) \
-                    || { echo "gevent is not importable by $PYTHON: ${out##*$'\n'}"; return 0; } ;;
+                    || WHY="gevent is not importable by $PYTHON: ${out##*$'\n'}" ;;
     esac
-    return 1
 }
 
 # contender_cmd NAME: the command (words) of a new contender in CMD, or skip
 # the test with why this machine cannot run it.
 contender_cmd() {
-    local why
-    why=$(unavailable "$1") && skip "$why"
+    contender_check "$1"
+    [ -z "$WHY" ] || skip "$WHY"
     case "$1" in
         libuv) CMD=("$C1M_BUILD/c1m-libuv") ;;
         uring) CMD=("$C1M_BUILD/c1m-uring") ;;
@@ -189,7 +189,8 @@ kill9_worker() {
 
 @test "SIGTERM with 600 connections open: exit 0, all closed, nothing left (libuv, uring, gevent, threads)" {
     for c in libuv uring gevent threads; do
-        if why=$(unavailable "$c"); then echo "# $c skipped: $why" >&3; continue; fi
+        contender_check "$c"
+        if [ -n "$WHY" ]; then echo "# $c skipped: $WHY" >&3; continue; fi
         echo "# $c" >&3
         sigterm_with_conns "$c"
     done
@@ -197,7 +198,8 @@ kill9_worker() {
 
 @test "kill -9 of a worker: the server exits 1, no process or socket left (libuv, uring, gevent, threads)" {
     for c in libuv uring gevent threads; do
-        if why=$(unavailable "$c"); then echo "# $c skipped: $why" >&3; continue; fi
+        contender_check "$c"
+        if [ -n "$WHY" ]; then echo "# $c skipped: $WHY" >&3; continue; fi
         echo "# $c" >&3
         kill9_worker "$c"
     done
@@ -223,18 +225,24 @@ kill9_worker() {
     done
 }
 
-@test "c1m-uring: a kernel without io_uring makes it exit 3 (unavailable) with the reason" {
+@test "c1m-uring: without io_uring (a seccomp filter: io_uring_setup -> EPERM) it exits 3 with the reason" {
     [ -x "$C1M_BUILD/c1m-uring" ] || fail "no $C1M_BUILD/c1m-uring (make build)"
-    [ -e /proc/sys/kernel/io_uring_disabled ] || skip "no kernel.io_uring_disabled (Linux < 6.6)"
-    RESTORE_IO_URING=$(cat /proc/sys/kernel/io_uring_disabled)
-    sysctl -q -w kernel.io_uring_disabled=2   # restored by teardown
-    run "$C1M_BUILD/c1m-uring" --port "$PORT" --stats "$STATS"
-    sysctl -q -w kernel.io_uring_disabled="$RESTORE_IO_URING"; RESTORE_IO_URING=
+    wrap=$C1M_BUILD/tests/no_io_uring   # tests/c/no_io_uring.c: this process only, not the host
+    [ -x "$wrap" ] || fail "no $wrap (make build)"
+    run "$wrap" "$C1M_BUILD/c1m-uring" --port "$PORT" --stats "$STATS"
+    [ "$status" = 3 ] || fail "status $status: $output"
+    assert_output --partial "c1m-uring: unavailable: io_uring_setup: Operation not permitted"
+    [ ! -e "$STATS" ]   # nothing created
+    run "$wrap" "$C1M_BUILD/c1m-uring" --check
     [ "$status" = 3 ] || fail "status $status: $output"
     assert_output --partial "c1m-uring: unavailable: io_uring_setup:"
-    [ ! -e "$STATS" ]   # nothing created
+    # unwrapped, --check's answer and its status agree, whichever this kernel gives
     run "$C1M_BUILD/c1m-uring" --check
-    [ "$status" = 0 ] || [ "$status" = 3 ]
+    case "$status" in
+        0) assert_output "c1m-uring: available" ;;
+        3) assert_output --partial "c1m-uring: unavailable: " ;;
+        *) fail "c1m-uring --check: status $status: $output" ;;
+    esac
 }
 
 @test "py_server gevent/threads: bad flags exit 2 naming the flag" {
@@ -255,7 +263,8 @@ kill9_worker() {
 @test "unittest: protocol parity on the new contenders (tests/py/test_protocol_parity.py)" {
     loops=libuv,threads   # built by make test / no dependency: never skipped
     for c in uring gevent; do
-        if why=$(unavailable "$c"); then echo "# $c skipped: $why" >&3; else loops+=,$c; fi
+        contender_check "$c"
+        if [ -n "$WHY" ]; then echo "# $c skipped: $WHY" >&3; else loops+=,$c; fi
     done
     run in_ns env PYTHONPATH="$C1M_ROOT" C1M_PYTHON="$PYTHON" C1M_STAT="$STAT" C1M_SERVER="$SERVER" \
         C1M_TEST_LOOP="$loops" "$PYTHON" -m unittest tests.py.test_protocol_parity
@@ -267,7 +276,8 @@ kill9_worker() {
 @test "anatomy: gevent and threads, the per-connection breakdown adds up to the RSS growth" {
     [ "${SANITIZE:-0}" = 1 ] && skip "RSS figures are meaningless under ASan"
     for c in gevent threads; do
-        if why=$(unavailable "$c"); then echo "# $c skipped: $why" >&3; continue; fi
+        contender_check "$c"
+        if [ -n "$WHY" ]; then echo "# $c skipped: $WHY" >&3; continue; fi
         run in_ns env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy \
             --loop "$c" --conns 300 --port 9000 --client "$CLIENT"
         assert_success
@@ -277,4 +287,50 @@ kill9_worker() {
     run in_ns env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy --loop gevent --api protocol
     assert_failure 2
     assert_output --partial "--api"
+}
+
+@test "SCENARIO=push with a contender without --push: recorded unsupported, never started; the table agrees with the flags" {
+    out=$BATS_TEST_TMPDIR/push-results
+    run env SCENARIO=push PUSH_BYTES=256 PUSH_EVERY=1 PUSH_WAIT=60 TIERS=2k CONTENDERS=c,gevent \
+        HOLD=2 HEARTBEAT=1 SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" \
+        BUILD="$C1M_BUILD" PYTHON="$PYTHON" DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 \
+        QUIET_MAX=0 SETTLE_MAX=5 "$C1M_ROOT/harness/bench.sh"
+    echo "$output" | tail -n 20 >&2
+    assert_success
+    assert_output --partial "unsupported: gevent does not implement push (scenario push needs it)"
+    run "$PYTHON" - "$out/runs.jsonl" <<'PY'
+import json, sys
+rows = {r["contender"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert sorted(rows) == ["c", "gevent"], rows
+g = rows["gevent"]
+assert g["status"] == "unsupported", g
+assert "push" in g["note"], g
+assert not g.get("run_dir"), g          # never started: no run directory
+assert rows["c"]["status"] in ("ok", "disturbed", "suspect"), rows["c"]
+print("ok")
+PY
+    assert_output "ok"
+    [ ! -e "$out/runs/gevent-2k-1" ]
+    # the capability table (harness/lib/contenders.sh) says what the servers do:
+    # those it lists without push refuse --push with exit 2
+    source "$C1M_ROOT/harness/lib/contenders.sh"
+    BUILD=$C1M_BUILD
+    for c in "${C1M_CONTENDERS[@]}"; do
+        contender_supports "$c" push && continue
+        read -r -a cmd <<<"$(contender_cmd "$c" --port 9000 --push 64 --push-every 1)"
+        run "${cmd[@]}"
+        [ "$status" = 2 ] || fail "$c: --push: status $status (the table says unsupported): $output"
+        assert_output --partial "--push"
+    done
+    run contender_supports c bogus-capability
+    assert_failure
+}
+
+@test "unittest: gevent's accounting when shutdown kills handlers not yet started (tests/py/test_gevent_backend.py)" {
+    contender_check gevent
+    [ -z "$WHY" ] || skip "$WHY"
+    run env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m unittest tests.py.test_gevent_backend
+    echo "$output" | tail -n 20 >&2
+    assert_success
+    assert_line --regexp '^OK'
 }

@@ -37,5 +37,20 @@ contender_cmd() {
     esac
 }
 
+# contender_supports NAME CAPABILITY: 0 when contender NAME implements
+# CAPABILITY, a feature a scenario may need (scenario_needs, lib/scenarios/).
+# The capability table:
+#   push  --push BYTES --push-every S [--push-burst]: server push (issue 10;
+#         the push and stall scenarios). c1m-floor, c1m-libuv, c1m-uring and
+#         the blocking py_server loops (gevent, threads) refuse it (exit 2).
+contender_supports() {
+    local with
+    case "$2" in
+        push) with=" c pyext asyncio-protocol asyncio-streams uvloop " ;;
+        *) return 1 ;;
+    esac
+    [[ $with == *" $1 "* ]]
+}
+
 # contender_known NAME: 0 when NAME is in the registry.
 contender_known() { [[ " ${C1M_CONTENDERS[*]} " == *" $1 "* ]]; }

@@ -5,6 +5,9 @@
 # by bench.sh and by run_one.sh; harness/README.md "Scenarios"):
 #
 #   scenario_knobs        the environment knobs it reads, one name per word
+#   scenario_needs        the contender capabilities it needs, one per word
+#                         (lib/contenders.sh contender_supports); bench.sh
+#                         records a contender without one `unsupported`
 #   scenario_check        validate them: print "KNOB: why" on stderr and return 1
 #                         (the caller exits 2, before anything is created)
 #   scenario_variants     one label per line (each runs as its own condition, e.g.
@@ -18,6 +21,7 @@
 # Knobs are plain environment variables: bench.sh exports them to run_one.sh.
 
 scenario_knobs() { :; }
+scenario_needs() { :; }
 scenario_check() { :; }
 scenario_variants() { :; }
 scenario_server_args() { :; }

@@ -27,6 +27,7 @@
 # run's other figures stand; the broadcast figure is empty).
 
 scenario_knobs() { echo PUSH_BYTES PUSH_EVERY PUSH_BURST PUSH_BROADCAST PUSH_WAIT; }
+scenario_needs() { echo push; }
 
 # push_num VALUE: a decimal number (digits, at most one point) - for awk.
 push_num() { [[ $1 =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]]; }

@@ -38,6 +38,7 @@
 #   from the 10 Hz ramp.csv samples), stall_push_bytes_cfg, stall_push_every_s.
 
 scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_WAIT STALL_STEADY; }
+scenario_needs() { echo push; }  # the servers push to the stalled readers
 
 stall_fracs() { tr ', ' '\n\n' <<<"${STALL:-0.01,0.1}" | sed '/^$/d'; }
 stall_bufs() { tr ', ' '\n\n' <<<"${STALL_SNDBUF:-default,0}" | sed '/^$/d'; }
