@@ -367,6 +367,15 @@ run_case() {
     hb=$HEARTBEAT
     [ "$hb" = auto ] && hb=$(heartbeat_auto "$n")
     say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
+    local need
+    for need in $(scenario_needs); do   # not started: it would refuse the flags (exit 2)
+        if ! contender_supports "$c" "$need"; then
+            say "   unsupported: $c does not implement $need (scenario $SCENARIO needs it)"
+            record "$id" "$dir" "${keys[@]}" status=unsupported \
+                note="$c does not implement $need (scenario $SCENARIO needs it)"
+            return
+        fi
+    done
     if [ -n "${UNAVAILABLE[$c]:-}" ]; then
         say "   unavailable: ${UNAVAILABLE[$c]} (not retried)"
         record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
