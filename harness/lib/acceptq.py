@@ -19,9 +19,14 @@ summary: key=value lines for run_one.sh:
     acceptq_max       the highest queue any one listener reached
     acceptq_sum_max   the highest total over all listeners at one sample
     acceptq_backlog   the smallest listener limit seen (the queue's size)
-    acceptq_full      samples in which some listener's queue was at its limit
-    acceptq_samples   samples taken
+    acceptq_full      samples in which some listener's queue was full as the
+                      kernel counts it (sk_acceptq_is_full: queued > backlog;
+                      the next completed handshake overflows)
+    acceptq_samples   samples that saw a listener (a sample with none writes
+                      no line: before the server listens, after it closed)
     acceptq_listeners listeners seen
+    acceptq_max_per_listener  each listener's high-water mark, in the order
+                      first seen, ";"-separated (one per server worker)
 Nothing is printed for a file without a sample (never a made-up 0).
 
 Exit: 0 done, 1 netlink or file error, 2 usage.
@@ -156,7 +161,7 @@ def cmd_sample(args):
 def summarize(path):
     """The summary's {key: value} from a sample file; {} without a sample."""
     per_sample = {}
-    peak, backlog, listeners_seen, full = {}, None, set(), set()
+    peak, backlog, listeners_seen, full = {}, None, set(), set()   # peak: first-seen order
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             try:
@@ -168,7 +173,7 @@ def summarize(path):
             peak[lid] = max(peak.get(lid, 0), q)
             listeners_seen.add(lid)
             backlog = b if backlog is None else min(backlog, b)
-            if b > 0 and q >= b:
+            if q > b:                # the kernel's test (sk_acceptq_is_full)
                 full.add(ms)
     if not per_sample:
         return {}
@@ -179,6 +184,7 @@ def summarize(path):
         "acceptq_full": len(full),
         "acceptq_samples": len(per_sample),
         "acceptq_listeners": len(listeners_seen),
+        "acceptq_max_per_listener": ";".join(str(v) for v in peak.values()),
     }
 
 

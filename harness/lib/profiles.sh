@@ -4,7 +4,11 @@
 # bench.sh's PROFILE (a comma list) and run_one.sh's --profile take:
 #   tuned      harness/kernel-profile.conf (C1M_PROFILE_FILE=FILE stands in for
 #              it: the tests use a small one)
-#   stock      nothing written: the values a fresh namespace has on this kernel
+#   stock      nothing written: the values a fresh namespace has on this kernel;
+#              these depend on the host too: a new namespace copies some of the
+#              host's settings (seen on 6.18: tcp_rmem and tcp_congestion_control
+#              were the host's, not the kernel's defaults;
+#              README "What tuning buys"), so sysctl.txt, not "stock", says what ran
 #   FILE       a profile file of your own (`key = value` lines, # comments); a
 #              path, recorded absolute; its label is file=NAME (NAME.conf)
 #   tuned-KEY  tuned with KEY left at its stock value (KEY: a key of tuned)

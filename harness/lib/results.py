@@ -128,18 +128,34 @@ def sysctl_profiles(run_dir):
     return out
 
 
-def run_profiles(run_dir):
-    """{run id: profile label} from the records (run_dir runs/ID); a run
-    without a record yet is left out."""
+def run_profiles(run_dir, ids=()):
+    """{run id: profile label} from the records (run_dir runs/ID), else from
+    the run's own runs/ID/result.json; a run with neither (interrupted before
+    it wrote one) is left out: its label is unknown, not "tuned". Records from
+    before run_dir (no record names one: before profiles, every run tuned):
+    each of IDS without a label is tuned."""
     out = {}
     try:
         rows = read_runs(run_dir)
     except (OSError, ValueError):
-        return out
+        rows = []
     for r in rows:
         rd = text(r, "run_dir")
         if rd:
             out[os.path.basename(rd)] = cellmod.profile_of(r)
+    for p in sorted(glob.glob(os.path.join(run_dir, "runs", "*", "result.json"))):
+        i = os.path.basename(os.path.dirname(p))
+        if i in out:
+            continue
+        try:
+            with open(p) as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(r, dict):
+            out[i] = cellmod.profile_of(r)
+    if not any(text(r, "run_dir") for r in rows):
+        out.update({i: "tuned" for i in ids if i not in out})
     return out
 
 
@@ -148,8 +164,12 @@ def profile_meta(profs, labels):
     profile}: per profile the values of its first run, and the runs whose
     values differ from that (a profile must apply the same everywhere)."""
     groups = {}
-    for i, prof in profs.items():
-        groups.setdefault(labels.get(i, "tuned"), []).append(i)
+    profs = {i: p for i, p in profs.items() if i in labels}     # unlabelled: left out
+    for i in profs:
+        groups.setdefault(labels[i], []).append(i)
+    if not groups:
+        return {"sysctl_profile": None, "sysctl_profiles": {}, "sysctl_profile_identical": None,
+                "sysctl_profile_differs_in": {}, "sysctl_profile_runs": 0}
     per, differ = {}, {}
     for label, ids in groups.items():
         per[label] = profs[ids[0]]
@@ -206,7 +226,7 @@ def cmd_meta(run_dir, pairs):
     profs = sysctl_profiles(run_dir)
     differ = None
     if profs:
-        meta.update(profile_meta(profs, run_profiles(run_dir)))
+        meta.update(profile_meta(profs, run_profiles(run_dir, profs)))
         differ = meta["sysctl_profile_differs_in"]
     else:
         meta["sysctl_profile"] = None

@@ -27,7 +27,7 @@ COLUMNS = [
     # the namespace's TCP counters after the ramp, and the accept queues sampled through it
     "listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
     "syn_retrans", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
-    "acceptq_samples", "acceptq_listeners",
+    "acceptq_samples", "acceptq_listeners", "acceptq_max_per_listener",
     "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
     "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",
     "server_stop_s", "client_exit",
@@ -40,7 +40,7 @@ COLUMNS = [
 
 # Columns that stay text even when a value looks like a number.
 TEXT_COLUMNS = {
-    "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "ramp_file",
+    "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "ramp_file", "acceptq_max_per_listener",
     "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
 }
 

@@ -10,6 +10,8 @@ import io
 import json
 import os
 import shutil
+import socket
+import struct
 import sys
 import tempfile
 import unittest
@@ -101,6 +103,30 @@ class TestConditions(Dir):
         self.assertEqual([(b[0], b[1], b[4]) for b in both],
                          [("c", "2k stock", "1.00"), ("c", "2k", "1.00")])
         self.assertEqual(only, [])
+
+    def test_meta_labels_a_run_without_a_record_from_its_result_json_or_skips_it(self):
+        def run(name, somax, result=None):
+            d = os.path.join(self.dir, "runs", name)
+            os.makedirs(d)
+            with open(os.path.join(d, "sysctl.txt"), "w") as f:
+                f.write("net.core.somaxconn=%s\n" % somax)
+            if result is not None:
+                with open(os.path.join(d, "result.json"), "w") as f:
+                    json.dump(result, f)
+        for cond, somax in (("", "65535"), ("stock", "4096")):
+            rec = self.add(profile=cond or "tuned", t_accept_s=1.0)
+            run(os.path.basename(rec["run_dir"]), somax)
+        run("c-2k-stock-2", "4096", {"condition": "stock", "status": "interrupted"})
+        run("c-2k-stock-3", "4096")                 # interrupted before any record: no label
+        rc, _, err = run_main("meta", self.dir)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+        with open(os.path.join(self.dir, "meta.json")) as f:
+            m = json.load(f)
+        self.assertIs(m["sysctl_profile_identical"], True)
+        self.assertEqual(m["sysctl_profile_differs_in"], {})
+        self.assertEqual(m["sysctl_profile_runs"], 3)
+        self.assertEqual(m["sysctl_profile"]["net.core.somaxconn"], "65535")
 
     def test_compare_never_pairs_two_scenarios(self):
         # SCENARIO=push has condition "" like idle: the scenario keys the cell
@@ -248,11 +274,71 @@ class TestAcceptQueueSummary(unittest.TestCase):
         p = self.write("unix_ms,listener,port,queued,backlog\n"
                        "1000,11,9000,3,128\n1000,12,9000,5,128\n"
                        "1100,11,9000,7,128\n1100,12,9000,0,128\n"
-                       "1200,11,9000,128,128\n1200,12,9000,1,128\n"
-                       "1300,11,90")                  # cut short by a kill
+                       "1200,11,9000,128,128\n1200,12,9000,1,128\n"     # at the limit: not full yet
+                       "1300,11,9000,129,128\n1300,12,9000,2,128\n"     # over it: full (the kernel's test)
+                       "1400,11,90")                  # cut short by a kill
         self.assertEqual(acceptq.summarize(p), {
-            "acceptq_max": 128, "acceptq_sum_max": 129, "acceptq_backlog": 128,
-            "acceptq_full": 1, "acceptq_samples": 3, "acceptq_listeners": 2})
+            "acceptq_max": 129, "acceptq_sum_max": 131, "acceptq_backlog": 128,
+            "acceptq_full": 1, "acceptq_samples": 4, "acceptq_listeners": 2,
+            "acceptq_max_per_listener": "129;5"})
+
+    def test_a_queue_at_its_limit_is_not_full(self):
+        # sk_acceptq_is_full: ack_backlog > max_ack_backlog (a backlog of 0 still takes one)
+        p = self.write("unix_ms,listener,port,queued,backlog\n"
+                       "1000,11,9000,128,128\n1100,11,9000,1,0\n")
+        s = acceptq.summarize(p)
+        self.assertEqual((s["acceptq_full"], s["acceptq_max_per_listener"]), (1, "128"))
+
+    # netlink frames as the kernel sends them (sock_diag dump of listeners)
+    @staticmethod
+    def frame(mtype, seq, body):
+        length = acceptq.NLMSG_HDR.size + len(body)
+        return (acceptq.NLMSG_HDR.pack(length, mtype, 2, seq, 0) + body
+                + bytes(-length % 4))               # padded to 4 bytes
+
+    def diag(self, seq, inode, port, queued, backlog):
+        body = acceptq.DIAG_MSG.pack(socket.AF_INET, acceptq.TCP_LISTEN, 0, 0, socket.htons(port), 0,
+                                     bytes(16), bytes(16), 0, 0, 0, 0, queued, backlog, 0, inode)
+        return self.frame(acceptq.SOCK_DIAG_BY_FAMILY, seq, body)
+
+    def test_parse_two_listeners_in_one_buffer(self):
+        out = []
+        buf = self.diag(7, 101, 9000, 3, 128) + self.diag(7, 102, 9001, 0, 4096)
+        self.assertFalse(acceptq.parse(buf, 7, out))
+        self.assertEqual(out, [(101, 9000, 3, 128), (102, 9001, 0, 4096)])
+
+    def test_parse_skips_other_sequences_and_short_messages(self):
+        out = []
+        buf = (self.diag(6, 100, 9000, 9, 9) + self.frame(acceptq.SOCK_DIAG_BY_FAMILY, 7, b"x")
+               + self.diag(7, 101, 9000, 1, 128) + self.frame(acceptq.NLMSG_DONE, 8, bytes(4)))
+        self.assertFalse(acceptq.parse(buf, 7, out))       # the DONE of another dump
+        self.assertEqual(out, [(101, 9000, 1, 128)])
+
+    def test_parse_done_ends_the_dump(self):
+        out = []
+        buf = (self.diag(7, 101, 9000, 1, 128) + self.frame(acceptq.NLMSG_DONE, 7, bytes(4))
+               + self.diag(7, 102, 9000, 1, 128))
+        self.assertTrue(acceptq.parse(buf, 7, out))
+        self.assertEqual(out, [(101, 9000, 1, 128)])
+
+    def test_parse_error_raises(self):
+        buf = self.frame(acceptq.NLMSG_ERROR, 7, struct.pack("=i", -13) + bytes(16))
+        with self.assertRaises(OSError) as e:
+            acceptq.parse(buf, 7, [])
+        self.assertEqual(e.exception.errno, 13)
+        self.assertEqual(acceptq.parse(buf, 8, []), False)    # another dump's error: not ours
+        with self.assertRaises(OSError):                       # a length below the header
+            acceptq.parse(acceptq.NLMSG_HDR.pack(8, 20, 0, 7, 0), 7, [])
+
+    def test_request_asks_for_a_dump_of_tcp_listeners(self):
+        r = acceptq.request(socket.AF_INET6, 42)
+        length, mtype, flags, seq, pid = acceptq.NLMSG_HDR.unpack_from(r)
+        self.assertEqual((length, mtype, seq, pid), (len(r), acceptq.SOCK_DIAG_BY_FAMILY, 42, 0))
+        self.assertEqual(flags, acceptq.NLM_F_REQUEST | acceptq.NLM_F_DUMP)
+        family, proto, ext, states = struct.unpack_from("=BBBxI", r, acceptq.NLMSG_HDR.size)
+        self.assertEqual((family, proto, ext, states), (socket.AF_INET6, socket.IPPROTO_TCP, 0,
+                                                        1 << acceptq.TCP_LISTEN))
+        self.assertEqual(len(r), acceptq.NLMSG_HDR.size + 8 + 48)   # inet_diag_req_v2
 
     def test_no_sample_is_no_figure(self):
         self.assertEqual(acceptq.summarize(self.write("unix_ms,listener,port,queued,backlog\n")), {})
