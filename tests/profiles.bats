@@ -314,6 +314,21 @@ tuned"
     no_run_namespace || fail "a namespace was left: $(ip netns list)"
 }
 
+@test "one parser for a profile line: profile_pairs and profile_file_check read it alike, one normaliser" {
+    printf '# a comment\n  net.ipv4.tcp_rmem =\t4096   131072\t6291456  # why\n\nnet.core.somaxconn=1024' > "$BATS_TEST_TMPDIR/p.conf"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/profiles.sh"
+        profile_file_check "$2" && profile_pairs "$2"; norm "$(printf " a\t\tb \n c ")"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR/p.conf"
+    assert_success
+    assert_output "net.ipv4.tcp_rmem=4096 131072 6291456
+net.core.somaxconn=1024
+a b c"
+    printf 'net.core.somaxconn = 1\nnet.core.somaxconn 2\n' > "$BATS_TEST_TMPDIR/q.conf"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/profiles.sh"; profile_file_check "$2"' \
+        _ "$C1M_ROOT" "$BATS_TEST_TMPDIR/q.conf"
+    assert_failure
+    assert_output "$BATS_TEST_TMPDIR/q.conf line 2: expects 'key = value': net.core.somaxconn 2"
+}
+
 @test "run_one.sh --profile: an unknown profile or a bad key exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state

@@ -25,36 +25,54 @@
 
 profile_tuned_file() { printf '%s\n' "${C1M_PROFILE_FILE:-$C1M_ROOT/harness/kernel-profile.conf}"; }
 
-# Whitespace runs as one space, none at the ends: how values are compared.
-norm() { tr -s ' \t' ' ' <<<"$1" | sed -e 's/^ //' -e 's/ $//'; }
+# norm TEXT: whitespace runs (spaces, tabs, newlines) as one space, none at
+# the ends: how values are compared, everywhere (profile_read runs it inside the
+# namespace too). Plain bash: no process per value.
+norm() {
+    local v=${1//[$'\t\n']/ }
+    while [[ $v == *"  "* ]]; do v=${v//  / }; done
+    v=${v# }
+    printf '%s\n' "${v% }"
+}
 # trim TEXT: without its leading and trailing whitespace.
 trim() { local t=${1#"${1%%[![:space:]]*}"}; printf '%s\n' "${t%"${t##*[![:space:]]}"}"; }
 # KEY's file under /proc/sys (net.core.somaxconn -> /proc/sys/net/core/somaxconn).
 sysctl_path() { printf '/proc/sys/%s\n' "${1//.//}"; }
 
-# profile_pairs FILE: its settings as "key=value" lines (comments and blank
-# lines dropped, spaces trimmed, inner whitespace as one space), in file order.
+# profile_line LINE: the one parser of a profile line. Without its # comment,
+# split at the first '=': PL_KEY (every blank removed), PL_VALUE (norm).
+# 1 for a blank or comment-only line, 2 for a line without '='.
+profile_line() {
+    local l=${1%%#*}
+    [[ $l =~ ^[[:space:]]*$ ]] && return 1
+    [[ $l == *=* ]] || return 2
+    PL_KEY=${l%%=*} PL_KEY=${PL_KEY//[[:space:]]/}
+    PL_VALUE=$(norm "${l#*=}")
+}
+
+# profile_pairs FILE: its settings as "key=value" lines (profile_line), in file
+# order; lines profile_file_check refuses are left out.
 profile_pairs() {
-    sed -e 's/#.*//' "$1" | awk -F= 'NF > 1 {
-        k = $1; gsub(/[ \t]/, "", k)
-        v = substr($0, index($0, "=") + 1); gsub(/[ \t]+/, " ", v); sub(/^ /, "", v); sub(/ $/, "", v)
-        print k "=" v }'
+    local line
+    while IFS= read -r line || [ -n "$line" ]; do
+        profile_line "$line" && printf '%s=%s\n' "$PL_KEY" "$PL_VALUE"
+    done < "$1"
+    return 0
 }
 profile_keys_of() { profile_pairs "$1" | cut -d= -f1; }
 
 # profile_file_check FILE: 0 when FILE is a usable profile; else "why" on stderr, 1.
 # Static checks only (no namespace): syntax, net.* keys, keys this kernel has.
 profile_file_check() {
-    local f=$1 n=0 line k v seen=" "
+    local f=$1 n=0 line k v seen=" " rc
     [ -f "$f" ] && [ -r "$f" ] || { log "$f: not a readable file"; return 1; }
     while IFS= read -r line || [ -n "$line" ]; do
         n=$((n + 1))
         [ "$n" -le 1000 ] || { log "$f: more than 1000 lines: not a profile"; return 1; }
-        line=${line%%#*}
-        [[ $line =~ ^[[:space:]]*$ ]] && continue
-        [[ $line == *=* ]] || { log "$f line $n: expects 'key = value': $line"; return 1; }
-        k=${line%%=*} v=${line#*=}
-        k=$(tr -d ' \t' <<<"$k") v=$(norm "$v")
+        profile_line "$line" && rc=0 || rc=$?
+        [ "$rc" = 1 ] && continue
+        [ "$rc" = 2 ] && { log "$f line $n: expects 'key = value': ${line%%#*}"; return 1; }
+        k=$PL_KEY v=$PL_VALUE
         [[ $k =~ ^[a-z0-9_]+(\.[A-Za-z0-9_-]+)+$ ]] || { log "$f line $n: not a sysctl key: '$k'"; return 1; }
         [ -n "$v" ] || { log "$f line $n: $k has no value"; return 1; }
         [[ $v == *=* ]] && { log "$f line $n: $k: a value cannot hold '='"; return 1; }
@@ -205,11 +223,11 @@ profile_restore_pending() {
 # "key" alone for a key NS does not have).
 profile_read() {
     local ns=$1; shift
-    # shellcheck disable=SC2016  # expanded by the inner shell
-    ip netns exec "$ns" "$BASH" -c 'for k; do
-        if v=$(cat "/proc/sys/${k//.//}" 2>/dev/null); then
-            v=$(tr -s " \t" " " <<<"$v"); v=${v# }; printf "%s=%s\n" "$k" "${v% }"
-        else printf "%s\n" "$k"; fi; done' read "$@"
+    # shellcheck disable=SC2016  # expanded by the inner shell (norm: the same function)
+    ip netns exec "$ns" "$BASH" -c "$(declare -f norm)"'
+        for k; do
+            if v=$(cat "/proc/sys/${k//.//}" 2>/dev/null); then printf "%s=%s\n" "$k" "$(norm "$v")"
+            else printf "%s\n" "$k"; fi; done' read "$@"
 }
 
 # profiles_probe SPEC...: in a throwaway namespace (always deleted, also on a
