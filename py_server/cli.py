@@ -234,6 +234,10 @@ def parse(argv=None):
         p.error("argument --push-burst: needs --push BYTES and --push-every S")
     if cfg.push_burst and not cfg.push_every:
         p.error("argument --push-burst: needs --push-every S")
+    if cfg.push and cfg.max_pending < cfg.push:
+        # one message alone over the bound would cut every reader as slow
+        p.error("argument --max-pending: %d is less than --push %d (one message)"
+                % (cfg.max_pending, cfg.push))
     nofile = nofile_limit()
     limit = nofile - FD_RESERVE
     if limit < 1:

@@ -24,14 +24,19 @@ Idioms (what each contender's own code would do):
   judged by the streams handler's slow rule first (backlog_drained: drain()
   alone waits without limit for a peer that stopped reading). A connection
   whose task is still busy with its last message skips the next.
-`pushed` counts messages handed to the transport and not dropped: a
-connection cut as slow takes its dropped bytes out of `pushed` (at most its
-own messages; pongs queued with them stay counted).
+`pushed` counts messages handed to the transport and not dropped: each
+connection counts the pushes it wrote since its write buffer was last seen
+empty (k); a connection cut as slow takes min(ceil(queued/size), k) of its
+dropped bytes out of `pushed` and the rest out of `pongs` (protocol.discard's
+rule), so neither counts what was thrown away.
 """
 import asyncio
+import logging
 import time
 
-from .protocol import LineProtocol, abort, after_next_send, backlog_drained
+from .protocol import PONG, LineProtocol, abort, after_next_send, backlog_drained
+
+log = logging.getLogger("c1m.push")
 
 TICK_S = 0.01
 MIN_BYTES = 32
@@ -58,16 +63,21 @@ def message_maker(size):
     return make
 
 
-def dropped_pushes(queued, size, limit):
-    """Messages lost when queued bytes are dropped (a partly sent message was
-    not sent), at most limit."""
-    return min(-(-queued // size), limit)
+def dropped(queued, size, k):
+    """(pushes, pongs) lost when queued bytes are dropped from a connection
+    that wrote k pushes since its write buffer was last empty: at most k
+    pushes (a partly sent one was not sent), the rest pongs."""
+    pushes = min(-(-queued // size), k)
+    rest = queued - pushes * size
+    return pushes, (-(-rest // len(PONG)) if rest > 0 else 0)
 
 
-def drop(t, w, size, seq):
-    """Abort t (a slow peer, or shutdown), taking the push messages dropped
-    with its queued bytes out of w.pushed (at most seq: its own)."""
-    w.pushed -= dropped_pushes(t.get_write_buffer_size(), size, seq)
+def drop(t, w, size, k):
+    """Abort t (a slow peer, or shutdown), taking what was dropped with its
+    queued bytes out of w.pushed and w.pongs (dropped())."""
+    pushes, pongs = dropped(t.get_write_buffer_size(), size, k)
+    w.pushed -= pushes
+    w.pongs -= pongs
     abort(t)
 
 
@@ -120,14 +130,39 @@ class Schedule:
             self.handle.cancel()
             self.handle = None
 
+    failed = False      # a push raised: logged once
+
+    def push_one(self, c):
+        """c.push(); an exception is logged (once) and does not stop the
+        others' pushes."""
+        try:
+            c.push()
+        except Exception:
+            if not self.failed:
+                self.failed = True
+                log.exception("push failed (logged once)")
+
     def sweep(self, target):
         conns = self.conns
         while self.cursor < target and self.cursor < len(conns):
             c = conns[self.cursor]
             self.cursor += 1
-            c.push()
+            self.push_one(c)
 
     def tick(self):
+        try:
+            self.tick_sweep()
+        finally:
+            # re-armed whatever happened: a lost tick would stop the pushes
+            self.handle = self.loop.call_later(self.delay(), self.tick)
+
+    def delay(self):
+        every = self.every
+        if self.burst:
+            return max(0.0, self.start_t + every - self.loop.time())
+        return TICK_S if every > TICK_S else every
+
+    def tick_sweep(self):
         now = self.loop.time()
         every = self.every
         if now - self.start_t >= every:
@@ -136,23 +171,20 @@ class Schedule:
             self.cursor = 0
             if now - self.start_t >= every:
                 self.start_t = now          # a whole interval late: skip it
-        if self.burst:
-            delay = self.start_t + every - now
-        else:
+        if not self.burst:
             self.sweep(int(len(self.conns) * (now - self.start_t) / every))
-            delay = TICK_S if every > TICK_S else every
-        self.handle = self.loop.call_later(delay, self.tick)
 
     def broadcast(self, *_):
         """SIGUSR1: one message to every connection now."""
         for c in list(self.conns):
-            c.push()
+            self.push_one(c)
 
 
 class PushProtocol(LineProtocol):
-    """LineProtocol plus pushes (the Protocol idiom). f: WRITE_PAUSED."""
+    """LineProtocol plus pushes (the Protocol idiom). f: WRITE_PAUSED; k:
+    pushes written since the write buffer was last seen empty (drop())."""
 
-    __slots__ = ("seq", "i", "f")
+    __slots__ = ("seq", "i", "f", "k")
 
     S = None            # the Schedule
     make = None         # message_maker(size)
@@ -170,6 +202,7 @@ class PushProtocol(LineProtocol):
     def connection_made(self, transport):
         self.seq = 0
         self.f = 0
+        self.k = 0
         self.i = -1
         LineProtocol.connection_made(self, transport)
         self.S.add(self)
@@ -177,6 +210,12 @@ class PushProtocol(LineProtocol):
     def connection_lost(self, exc):
         self.S.remove(self)
         LineProtocol.connection_lost(self, exc)
+
+    def data_received(self, data):
+        LineProtocol.data_received(self, data)
+        t = self.t
+        if self.k and t is not None and not t.get_write_buffer_size():
+            self.k = 0  # the pushes counted were all sent
 
     def pause_writing(self):
         self.f |= self.WRITE_PAUSED
@@ -193,6 +232,7 @@ class PushProtocol(LineProtocol):
         t.write(self.make(seq))
         self.W.pushed += 1
         queued = t.get_write_buffer_size()
+        self.k = self.k + 1 if queued else 0
         if queued > self.max_pending:
             # the slow rule, as for pongs (protocol.py): no reading, no
             # pushes, until the backlog is judged
@@ -200,15 +240,16 @@ class PushProtocol(LineProtocol):
             after_next_send(self.loop, self.check_backlog, queued, False)
 
     def drop(self):
-        drop(self.t, self.W, self.size, self.seq)
+        drop(self.t, self.W, self.size, self.k)
 
 
 class StreamPush:
     """One streams connection's pushes: a task that waits for its turn,
-    writes and awaits drain(). judging: the handler is judging a pong backlog
-    (no pushes meanwhile)."""
+    writes and awaits drain(). judging: the handler or the task is judging
+    the backlog (no pushes, and the handler writes no pongs, meanwhile); k:
+    pushes written since the write buffer was last seen empty (drop())."""
 
-    __slots__ = ("writer", "seq", "i", "wake", "task", "judging")
+    __slots__ = ("writer", "seq", "i", "wake", "task", "judging", "k", "judged")
 
     def __init__(self, writer):
         self.writer = writer
@@ -217,6 +258,8 @@ class StreamPush:
         self.wake = None
         self.task = None
         self.judging = False
+        self.k = 0
+        self.judged = None  # while the task judges: done when it is over
 
     def push(self):
         wake = self.wake
@@ -235,15 +278,27 @@ class StreamPush:
                 self.wake = None
                 if t.is_closing():
                     return
+                if self.judging:
+                    continue  # the handler began judging while this woke: skip
                 self.seq = seq = self.seq + 1 if self.seq < smax else 1
                 writer.write(make(seq))
                 w.pushed += 1
-                if t.get_write_buffer_size() > max_pending \
-                        and not await backlog_drained(t, max_pending):
-                    if not t.is_closing():  # the handler may have cut it meanwhile
-                        w.slow += 1
-                        drop(t, w, size, seq)
-                    return
+                queued = t.get_write_buffer_size()
+                self.k = self.k + 1 if queued else 0
+                if queued > max_pending:
+                    self.judging = True  # the handler writes no pongs meanwhile
+                    self.judged = judged = loop.create_future()
+                    try:
+                        drained = await backlog_drained(t, max_pending)
+                    finally:
+                        self.judging = False
+                        self.judged = None
+                        judged.set_result(None)
+                    if not drained:
+                        if not t.is_closing():  # the handler may have cut it meanwhile
+                            w.slow += 1
+                            drop(t, w, size, self.k)
+                        return
                 await writer.drain()
         except (ConnectionResetError, OSError):
             return  # the connection is gone: the handler counts the close

@@ -60,6 +60,10 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
             while True:
                 data = await reader.read(1024)
                 if not data: break
+                if p is not None and p.judged is not None:
+                    await p.judged  # the push task judges the backlog: no pongs meanwhile
+                    if writer.transport.is_closing():
+                        break  # cut as slow by the push task
                 if n == 0 and data == PING_NL:
                     lines = pings = 1
                 else:
@@ -68,6 +72,8 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
                 w.pongs += pings
                 if pings:
                     writer.write(PONG if pings == 1 else PONG * pings)
+                    if p is not None and p.k and not writer.transport.get_write_buffer_size():
+                        p.k = 0  # the pushes counted were all sent
                 if n < 0:
                     w.oversized += 1
                     break  # writer.close() below sends the replies written above first
@@ -83,7 +89,7 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
                             if p is None:
                                 discard(writer.transport, w)
                             else:  # as push.PushProtocol.drop
-                                drop(writer.transport, w, push_size, p.seq)
+                                drop(writer.transport, w, push_size, p.k)
                         break
         except ConnectionResetError: pass
         except OSError: pass  # ETIMEDOUT, EPIPE...: the connection is gone all the same

@@ -74,6 +74,9 @@ def _child(cfg, sf, index, old_mask, parent):
         rc = 1
     finally:
         try:
+            # a SIGUSR1 after the loop is gone (asyncio resets its handler to
+            # SIG_DFL) must not kill the worker while it exits
+            signal.signal(signal.SIGUSR1, signal.SIG_IGN)
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
@@ -126,6 +129,11 @@ def _fork_and_supervise(cfg, sf):
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waitset)
     pids = [0] * cfg.workers
     parent = os.getpid()
+    if getattr(cfg, "push", 0):
+        # SIGUSR1 (push broadcast) is the workers': ignored from before the
+        # fork, so one that arrives before a worker installs its handler (which
+        # replaces SIG_IGN) does not kill it, nor one sent to the parent
+        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     for i in range(cfg.workers):
         sys.stdout.flush()
         sys.stderr.flush()
@@ -141,10 +149,6 @@ def _fork_and_supervise(cfg, sf):
         if pid == 0:
             _child(cfg, sf, i, old_mask, parent)
         pids[i] = pid
-    if getattr(cfg, "push", 0):
-        # SIGUSR1 (push broadcast) is the workers'; one sent to the parent
-        # must not end the server
-        signal.signal(signal.SIGUSR1, signal.SIG_IGN)
     status = supervise(pids, sf)
     if not cfg.quiet:
         log("all workers exited cleanly" if status == 0 else "stopped after a worker failure")

@@ -154,9 +154,11 @@ enum out_kind { OUT_PONGS, OUT_PUSH_REST, OUT_PUSH_NEW };
  * then pongs, then new pushes (the stream stays whole lines). A pong is
  * counted once its last byte is handed to the kernel, and so is a push;
  * pushes are formatted here and stamped with the time of their send().
+ * no_new: finish a partly sent push and send pongs but start no new push
+ * (a connection about to be closed: a new one could reach the peer cut off).
  * Returns -1 on a send error (EPIPE, ECONNRESET...; the caller closes),
  * else 0. */
-static int conn_send(struct worker *w, int fd)
+static int conn_send(struct worker *w, int fd, int no_new)
 {
     struct conn *c = &w->conns[fd];
     struct pusher *ps = &w->push;
@@ -177,7 +179,7 @@ static int conn_send(struct worker *w, int fd)
             buf = w->pongs + c->out_off;
             len = want < room ? want : room;
             kind = OUT_PONGS;
-        } else if (p && p->pending) {
+        } else if (p && p->pending && !no_new) {
             size_t k = p->pending < ps->slots ? p->pending : ps->slots;
             usec = c1m_realtime_us();
             uint32_t seq = p->seq;
@@ -233,7 +235,7 @@ static int conn_send(struct worker *w, int fd)
 static int conn_flush(struct worker *w, int fd)
 {
     struct conn *c = &w->conns[fd];
-    if (conn_send(w, fd) < 0) {
+    if (conn_send(w, fd, 0) < 0) {
         conn_close(w, fd);
         return -1;
     }
@@ -286,8 +288,9 @@ static void conn_read(struct worker *w, int fd)
     c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
     if (rc < 0) {
         /* Replies to the complete lines before the oversized one: write what
-         * the socket takes now (never wait), then close. */
-        conn_send(w, fd);
+         * the socket takes now (never wait), then close; no new push, which
+         * could reach the peer cut off. */
+        conn_send(w, fd, 1);
         w->c.oversized++;
         conn_close(w, fd);
         return;

@@ -60,6 +60,8 @@ class PushReader:
         self.conns = []
         self.stalled = []
         self.received = self.bytes = self.gaps = self.bad = self.not_from_1 = 0
+        self.raw = 0            # every byte recv() returned (pushes, pongs, bad lines)
+        self.chunk = 262144     # bytes asked per recv()
         self.future = 0         # USEC later than the receipt (+1 ms slack)
         self.min_usec = self.max_usec = 0
         self.max_latency_us = 0
@@ -67,9 +69,13 @@ class PushReader:
         self.t0_us = now_us()
 
     # -- connections ------------------------------------------------------
-    def connect(self, n):
+    def connect(self, n, rcvbuf=0):
         for _ in range(n):
-            s = socket.create_connection((self.host, self.port), timeout=10)
+            s = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET)
+            if rcvbuf:
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+            s.settimeout(10)
+            s.connect((self.host, self.port))
             s.setblocking(False)
             c = Conn(s)
             self.conns.append(c)
@@ -119,15 +125,16 @@ class PushReader:
 
     def _read(self, c):
         try:
-            data = c.s.recv(262144)
+            data = c.s.recv(self.chunk)
         except BlockingIOError:
-            return
+            return 0
         except (ConnectionResetError, BrokenPipeError):
             data = b""
         if not data:
             c.eof = True
             self.sel.unregister(c.s)
-            return
+            return 0
+        self.raw += len(data)
         rx = now_us()
         buf = c.buf + data
         start = 0
@@ -141,6 +148,17 @@ class PushReader:
         if len(c.buf) > 2048:
             self.bad += 1       # a "line" longer than any message
             c.buf = b""
+        return len(data)
+
+    def read_burst(self, c, limit):
+        """Read c until EAGAIN or limit bytes; the bytes read."""
+        got = 0
+        while got < limit and not c.eof:
+            n = self._read(c)
+            if not n:
+                break
+            got += n
+        return got
 
     def poll(self, timeout):
         for key, _ in self.sel.select(timeout):
@@ -203,6 +221,8 @@ class PushReader:
         return {
             "connections": len(self.conns), "stalled": len(self.stalled),
             "received": self.received, "bytes": self.bytes, "gaps": self.gaps,
+            # raw_bytes = bytes + 5 * pongs + tail_bytes unless a line was bad or lost
+            "raw_bytes": self.raw, "tail_bytes": sum(len(c.buf) for c in self.conns),
             "bad": self.bad, "not_from_1": self.not_from_1, "future_usec": self.future,
             "min_each": min(counts) if counts else 0, "max_each": max(counts) if counts else 0,
             "eof": sum(c.eof for c in self.conns),
