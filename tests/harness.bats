@@ -70,7 +70,10 @@ exited() { ! kill -0 "$1" 2>/dev/null; }
 start_bench() {
     local out=$1; shift
     set -m
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=60 HEARTBEAT=1 SETTLE_MAX=5 \
+    # --default-signal: as from a terminal, whatever this job inherited (a job
+    # started under nohup ignores HUP; bash cannot trap a signal ignored on
+    # entry, so bench.sh would rightly keep running on SIGHUP)
+    (cd "$C1M_ROOT" && exec env --default-signal=HUP "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=60 HEARTBEAT=1 SETTLE_MAX=5 \
         OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$out.log" 2>&1 &
     BENCH_PID=$!
     set +m
@@ -114,17 +117,20 @@ nothing_left() {
     run cat "$BATS_FILE_TMPDIR/bench.out"
     [ "$(cat "$BATS_FILE_TMPDIR/bench.rc")" = 0 ] || fail "bench.sh exited $(cat "$BATS_FILE_TMPDIR/bench.rc"): $output"
     assert_output --partial "t_accept s"          # the summary table's header
+    # ok, or suspect for machine-wide slab noise only (runs.csv is checked below)
     for c in ${SUITE_CONTENDERS//,/ }; do
-        assert_line --regexp "^$c +2k +ok "
+        assert_line --regexp "^$c +2k +(ok|suspect) "
     done
 }
 
 @test "runs.csv: the columns harness/README.md documents, sane values, ramp files" {
     need_suite
-    run "$PYTHON" - "$RUN_DIR" "$C1M_ROOT/harness/README.md" "$SUITE_CONTENDERS" "${SANITIZE:-0}" <<'PY'
+    run "$PYTHON" - "$RUN_DIR" "$C1M_ROOT/harness/README.md" "$SUITE_CONTENDERS" "${SANITIZE:-0}" "$BATS_TEST_DIRNAME/py" <<'PY'
 import csv, os, re, sys
 run, readme, contenders = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 sanitized = sys.argv[4] == "1"   # ASan's allocator can hand memory back: RSS may even shrink
+sys.path.insert(0, sys.argv[5])
+from profiles_check import held  # ok, or suspect for machine-wide slab noise only
 # the column table under "## runs.csv columns"
 text = re.split(r"\n#+ ", open(readme).read().split("## runs.csv columns", 1)[1])[0]
 documented = re.findall(r"^\| `([a-z0-9_]+)` \|", text, re.M)
@@ -138,7 +144,7 @@ for r in rows:
     c = r["contender"]
     def n(k):
         return float(r[k])
-    assert r["status"] == "ok", (c, r["status"], r["note"])
+    assert held(r), (c, r["status"], r["flags"], r["note"])
     assert r["tier"] == "2000" and r["tier_label"] == "2k" and r["repeat"] == "1", c
     assert n("accepted") == 2000 and n("client_established") == 2000 and n("client_failed") == 0, c
     assert n("t_accept_s") > 0 and n("t_client_established_s") > 0, c
@@ -214,7 +220,7 @@ PY
         [ -s "$copy/plots/$p.png" ] && [ -s "$copy/plots/$p.svg" ] || fail "no $p plot"
     done
     for c in ${SUITE_CONTENDERS//,/ }; do
-        grep -q "^| $c | 2k | ok |" "$copy/report.md" || fail "no summary row for $c"
+        grep -Eq "^\| $c \| 2k \| (ok|suspect) \|" "$copy/report.md" || fail "no summary row for $c"
     done
     run "$C1M_ROOT/harness/plot.sh" "$BATS_TEST_TMPDIR/nothing-here"
     assert_failure 1
@@ -300,7 +306,8 @@ PY
     assert_output --partial "skipped: does not fit in memory"
     assert_output --partial "MEM_GUARD_MIB"
     run cut -d, -f1-6 "$out/runs.csv"
-    assert_line "c,1000,1k,1,ok,1000"
+    # (suspect: machine-wide slab noise from another suite; the guard is what this tests)
+    assert_line --regexp '^c,1000,1k,1,(ok|suspect),1000$'
     assert_line --regexp '^c,2000,2k,1,skipped-memory,'
     grep -q "skipped-memory" "$out/report.md"
 }
