@@ -122,8 +122,9 @@ static void queue_slot(struct worker *w, unsigned attempt, uint64_t now)
     c1m_hist_record(&w->st->backoff_us, delay);
     if (c1m_rq_push(&w->rq, now_us64(w, now) + delay, attempt) < 0) {
         /* cannot happen (a slot is queued at most once; the queue holds the
-         * share): should it, the slot is given up and counted */
-        C1M_ADD(w->st->reconnect_fail_errno[ENOSPC], 1);
+         * share): should it, the slot is given up and counted in the "other"
+         * bucket (0), not as an errno the kernel never returned */
+        C1M_ADD(w->st->reconnect_fail_errno[0], 1);
         C1M_ADD(w->st->reconnect_failures, 1);
     }
     set_waiting(w);

@@ -174,8 +174,13 @@ server_launch() {
         > "$1" 2>&1 &
     spid=$!
 }
+# Registered once, before the first launch: it stops whichever server $spid
+# names at exit (the storm restarts the server and reaps the old pid, which
+# the system may then give to an unrelated process).
+spid=""
+stop_server() { stop_pid "$spid" 120; }
+on_exit stop_server
 server_launch "$out/server.log"
-on_exit stop_pid "$spid" 120
 
 if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
     if ! kill -0 "$spid" 2>/dev/null; then
@@ -324,12 +329,16 @@ fi
 # loopback connection, plus one listener per worker) and, once it stopped, the
 # client's own count. A worker that died is a failure, never a count (dead
 # workers are recorded for every run that got this far).
-h_dead_stat=$(stat_get "$stats" workers_dead)     # "" when c1m-stat cannot say
-h_parent_gone=$(pids_gone "$spid")
-h_dead=$(pids_gone $workers)
-[ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
-R[workers_dead]=$h_dead
-if [ "$reached" = 1 ]; then
+# health_dead: dead workers and parent of the server $spid names now.
+health_dead() {
+    h_dead_stat=$(stat_get "$stats" workers_dead)     # "" when c1m-stat cannot say
+    h_parent_gone=$(pids_gone "$spid")
+    h_dead=$(pids_gone $workers)
+    [ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
+    R[workers_dead]=$h_dead
+}
+# health_counts: the server's open count and the namespace's sockets.
+health_counts() {
     h_server=$(stat_get "$stats" open)
     h_inuse=$(netns_tcp_inuse "$ns")
     h_listen=$(netns_listeners "$ns")
@@ -337,8 +346,20 @@ if [ "$reached" = 1 ]; then
     if [[ $h_inuse =~ ^[0-9]+$ ]] && [ $(( (h_inuse - h_listen) % 2 )) = 0 ]; then
         h_sock=$(( (h_inuse - h_listen) / 2 ))
     fi
+}
+health_dead
+if [ "$reached" = 1 ]; then
+    health_counts
     # The scenario's own phase (lib/scenarios/NAME.sh; nothing for idle).
+    spid_hold=$spid
     scenario_run
+    # A scenario that replaced the server and left it ok (the storm, once
+    # recovered): the health is that of the server now running, taken again
+    # (its counters, the namespace's sockets, the restarted workers).
+    if [ "$scenario" != idle ] && [ "${R[status]}" = ok ] && [ -n "$spid" ] && [ "$spid" != "$spid_hold" ]; then
+        health_dead
+        health_counts
+    fi
 fi
 
 stop_pid "$cpid" 120

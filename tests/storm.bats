@@ -246,6 +246,9 @@ for r in rows:
     assert r["client_reconnect_attempts"] == r["client_reconnects"] + r["client_reconnect_failures"], who
     assert r["storm_server_workers"] == r["server_workers"] >= 3, who
     assert r["storm_server_rss_peak_kib"] > 0 and r["storm_server_cpu_s"] >= 0, who
+    # the health is the restarted server's, taken again after the recovery
+    assert "workers_dead=0/%d" % r["storm_server_workers"] in r["health"], (who, r["health"])
+    assert 0 <= r["storm_machine_cpu_pct"], who
     for k in ("storm_listen_overflows", "storm_listen_drops", "storm_syn_retrans",
               "storm_reqq_full_drop", "storm_reqq_full_cookies", "storm_syncookies_sent"):
         assert isinstance(r[k], int) and r[k] >= 0, (who, k, r.get(k))
@@ -272,10 +275,11 @@ PY
     # the columns are documented
     for k in storm_recovery_s storm_ready_s storm_restart_s storm_open storm_listen_overflows \
              storm_syn_retrans storm_server_cpu_s storm_server_rss_peak_kib client_reconnects \
-             client_reconnect_failures storm-timeout; do
+             client_reconnect_failures storm_machine_cpu_pct storm-timeout storm-kill-failed; do
         grep -q "\`$k\`" "$C1M_ROOT/harness/README.md" || fail "harness/README.md does not document $k"
     done
     grep -q "## Reconnect storm" "$out/report.md"
+    grep -q "| recovery s | machine CPU % |" "$out/report.md"      # side by side
     # a row per contender and condition; an ok one shows its recovery time
     # (a run made suspect by another suite's slab churn is left out, as above)
     for c in c asyncio-protocol; do
@@ -315,6 +319,69 @@ PY
         assert_output --partial "$knob"
         [ ! -e "$out" ] || fail "$out created"
     done
+}
+
+# storm_sh SCRIPT: bash with common.sh, probe.sh and scenarios/storm.sh
+# sourced, then SCRIPT (the storm's functions on their own, no server).
+storm_sh() {
+    timeout 60 bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
+        source "$1/harness/lib/scenarios/idle.sh"; source "$1/harness/lib/scenarios/storm.sh"
+        eval "$2"' _ "$C1M_ROOT" "$1"
+}
+
+@test "storm_tree: the root and its descendants only, never another pid it is given (a dead worker's pid may be reused)" {
+    local other
+    sleep 60 & other=$!
+    run storm_sh '(sleep 60 & sleep 60 & wait) & root=$!; sleep 0.3
+        t=$(storm_tree "$root" '"$other"'); kids=$(ps -o pid= --ppid "$root" | tr -s " \n" "  ")
+        echo "tree=$t"; for k in $kids; do [[ " $t " == *" $k "* ]] || echo "missing $k"; done
+        [ "$(wc -w <<<"$t")" = 3 ] || echo "not 3"
+        [[ " $t " == *" '"$other"' "* ]] && echo "has the other pid"
+        kill $kids $root; wait'
+    kill "$other"; wait "$other" 2>/dev/null || true
+    assert_success
+    refute_output --partial "missing"
+    refute_output --partial "not 3"
+    refute_output --partial "has the other pid"
+}
+
+@test "storm_hwm_kib: the sum of VmHWM of the pids; empty for none readable" {
+    run storm_sh 'sleep 30 & a=$!; sleep 30 & b=$!; sleep 0.2
+        want=$(awk "/^VmHWM:/{s+=\$2} END{print s}" /proc/$a/status /proc/$b/status)
+        got=$(storm_hwm_kib $a $b); kill $a $b; wait
+        echo "got=$got want=$want none=[$(storm_hwm_kib 999999999)]"
+        [ -n "$got" ] && [ "$got" -gt 0 ] && [ "$got" = "$want" ] && echo same'
+    assert_success
+    assert_output --partial "none=[]"
+    assert_output --partial "same"
+}
+
+@test "storm with a server already dead at the end of the hold: status server-died, nothing killed, no restart" {
+    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) variant=now
+        sleep 30 & spid=$!; pids="$spid"; h_dead=1 h_parent_gone=0
+        server_launch() { echo LAUNCHED; }
+        scenario_run; echo "status=${R[status]} note=${R[note]}"
+        kill -0 $spid && echo alive; kill $spid; wait; rm -rf "$out"'
+    assert_success
+    assert_output --partial "status=server-died note=server died before the storm: 1 worker(s) dead"
+    assert_output --partial "alive"
+    refute_output --partial "LAUNCHED"
+}
+
+@test "storm whose SIGKILL does not end the server: status storm-kill-failed, storm.csv, no unbounded wait, no restart" {
+    # kill and sleep made no-ops: the server outlives its SIGKILL (as a
+    # process stuck in the kernel would) and the 30 s loop runs at once
+    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) variant=now ns=none
+        sleep 120 & spid=$!; srv=$spid; pids="$spid"; h_dead=0 h_parent_gone=0
+        echo "unix_ms,open" > "$out/ramp.csv"
+        kill() { :; }; sleep() { :; }; netns_tcp_counters() { :; }
+        server_launch() { echo LAUNCHED; }
+        scenario_run; echo "status=${R[status]} spid_kept=$([ "$spid" = "$srv" ] && echo yes)"
+        [ -s "$out/storm.csv" ] && echo curve; builtin kill $spid; wait; rm -rf "$out"'
+    assert_success
+    assert_output --partial "status=storm-kill-failed spid_kept=yes"
+    assert_output --partial "curve"
+    refute_output --partial "LAUNCHED"
 }
 
 # The storm of a bench.sh in its own process group (job control): backoff
@@ -365,6 +432,21 @@ nothing_left() {
     done
 }
 
+@test "SIGTERM to run_one.sh alone during the storm: it stops the restarted server itself, nothing left for bench.sh to remove" {
+    need_root
+    out=$BATS_TEST_TMPDIR/term-run
+    start_storm "$out"
+    kill -TERM "$RUN_PID"                        # run_one.sh only: its own cleanup must stop the server
+    rc=0; wait "$BENCH_PID" || rc=$?
+    pgid=$BENCH_PID BENCH_PID=
+    [ "$rc" = 1 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
+    nothing_left "$out" "$pgid" "$RUN_PID"
+    ! grep -q "removed leftovers\|removed what it left" "$out.log" "$out/runs.csv" \
+        || fail "bench.sh had to clean up after run_one.sh: $(grep "removed" "$out.log" "$out/runs.csv")"
+    run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out"/runs/*/result.json status
+    assert_output "interrupted"
+}
+
 @test "kill -9 of run_one.sh during the storm: bench.sh removes the restarted server, the namespace and the counters file" {
     need_root
     out=$BATS_TEST_TMPDIR/kill9
@@ -375,4 +457,10 @@ nothing_left() {
     [ "$rc" = 1 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
     nothing_left "$out" "$pgid" "$RUN_PID"
     grep -q "harness-error" "$out/runs.csv"
+}
+
+@test "unittest: the storm report pairs now and backoff under the same profile and rate (tests/py/test_report_storm.py)" {
+    cd "$C1M_ROOT"
+    run "$PYTHON" -m unittest tests.py.test_report_storm
+    assert_success
 }

@@ -126,24 +126,26 @@ def plotdata(run_dir, rows, data_dir):
                 curves.append(("%s, %s" % (cellmod.label_of(t), cond_text(cond)), t, series))
     policies = []
     for t in tiers:
+        # now and backoff are paired under the same profile and client --rate
         profs = []
         for (tt, cond, name), (r, pts) in picked.items():
-            if tt == t and profile_of(r) not in profs:
-                profs.append(profile_of(r))
-        for prof in profs:
+            if tt == t and (profile_of(r), cellmod.rate_of(r)) not in profs:
+                profs.append((profile_of(r), cellmod.rate_of(r)))
+        for prof, rate in profs:
             series = []
             for name in conts:
                 for var in ("now", "backoff"):
                     hit = [rp for (tt, cond, n), rp in picked.items()
                            if tt == t and n == name and profile_of(rp[0]) == prof
+                           and cellmod.rate_of(rp[0]) == rate
                            and str(rp[0].get("variant") or "") == var]
                     if hit:
                         r, pts = hit[0]
                         series.append((name, series_title("%s %s" % (name, var), r),
                                        POLICY_DASH[var], pts))
             if {POLICY_DASH["now"], POLICY_DASH["backoff"]} <= {s[2] for s in series}:
-                policies.append(("%s, %s: now (solid) vs backoff (dashed)" % (
-                    cellmod.label_of(t), prof), t, series))
+                policies.append(("%s, %s%s: now (solid) vs backoff (dashed)" % (
+                    cellmod.label_of(t), prof, ", rate %d/s" % rate if rate else ""), t, series))
     lines, out = [], []
     if curves:
         write_panels(data_dir, "sc", "Reconnect storm: the server's open connections after "
@@ -187,7 +189,7 @@ def client_back_s(r):
     return (start + last * 1000 - kill) / 1000
 
 
-COLS = ["tier", "condition", "contender", "status", "recovery s", "ratio to c",
+COLS = ["tier", "condition", "contender", "status", "recovery s", "machine CPU %", "ratio to c",
         "client back s", "ready s", "reconnect failures", "by errno (median run)", "ListenOverflows",
         "ListenDrops", "SYN retrans", "server CPU s", "peak RSS MiB", "held RSS MiB"]
 
@@ -207,7 +209,7 @@ def report(run_dir, rows, meta):
         r, _ = pick_run(c.used or c.runs, run_dir)
         table.append([
             c.label, cond_text(c.condition), c.contender, c.status_text(),
-            fmt("storm_recovery_s"), ratio_text(c, by.get((c.tier, c.condition, "c"))),
+            fmt("storm_recovery_s"), fmt("storm_machine_cpu_pct", "%.0f"), ratio_text(c, by.get((c.tier, c.condition, "c"))),
             fmt_stat(bootstrap.spread([client_back_s(x) for x in c.used]), c),
             fmt("storm_ready_s"), fmt("client_reconnect_failures", "%.0f"),
             str((r or {}).get("client_reconnect_failures_by") or "-"),
@@ -228,11 +230,14 @@ def report(run_dir, rows, meta):
            "from the kill until the client's last reconnect completed (the kernel completes "
            "handshakes before the server accepts them). Ready: from the kill until every "
            "worker of the restarted server listened (it was launched once the killed "
-           "processes were gone). Drops, "
+           "processes were gone). Machine CPU: the whole machine busy over the storm, %% of one "
+           "CPU (client, server and kernel share the same CPUs: with `now`, refused reconnects "
+           "keep the client's workers spinning beside the restarting server). Drops, "
            "overflows and SYN retransmits: the namespace's counters over the same window. "
            "Server CPU: the restarted server from its start to the recovery. Peak RSS: "
-           "RssAnon of the restarted server, sampled about once a second during the "
-           "recovery; held RSS: the original server with all N open, before the kill.\n" % (
+           "the restarted processes' VmHWM summed at the end of the recovery (each "
+           "one's exact peak resident set since the restart, file pages included); held "
+           "RSS: RssAnon of the original server with all N open, before the kill.\n" % (
                s.get("storm_backoff_base_ms") or 100, s.get("storm_backoff_cap_ms") or 10000,
                s.get("storm_timeout") or 300),
            md_table(COLS, table) + "\n"]

@@ -61,16 +61,28 @@ scenario_client_args() {
         && echo --backoff-base "${STORM_BACKOFF_BASE_MS:-100}" --backoff-cap "${STORM_BACKOFF_CAP_MS:-10000}"
 }
 
-# storm_tree PID PIDS...: PID, every process descended from it (workers and
-# any helper they started) and PIDS, once each.
+# storm_tree PID: PID and every process descended from it (workers and any
+# helper they started), by their parent pids, once each. Only descendants: a
+# pid from the counters file whose process died may name an unrelated one.
 storm_tree() {
-    local root=$1; shift
-    { ps -e -o pid=,ppid= | awk -v root="$root" '
+    ps -e -o pid=,ppid= | awk -v root="$1" '
         { parent[$1] = $2 }
-        END { keep[root] = 1
+        END { if (!(root in parent)) exit
+              keep[root] = 1
               do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
-              for (p in keep) print p }'
-      printf '%s\n' "$@"; } | awk '$1 ~ /^[1-9][0-9]*$/' | sort -un | tr '\n' ' '
+              for (p in keep) print p }' | awk '$1 ~ /^[1-9][0-9]*$/' | sort -un | tr '\n' ' '
+}
+
+# storm_hwm_kib PIDS...: the sum of their VmHWM, each process's peak resident
+# set over its life (the restarted processes are fresh: their peak since the
+# restart, however briefly it lasted). Empty when none could be read.
+storm_hwm_kib() {
+    local p h sum="" 
+    for p in "$@"; do
+        h=$(awk '/^VmHWM:/{print $2}' "/proc/$p/status" 2>/dev/null)
+        [[ $h =~ ^[0-9]+$ ]] && sum=$(( ${sum:-0} + h ))
+    done
+    echo "$sum"
 }
 
 # storm_curve RAMP_CSV KILL_UNIX_MS: the server's counters (lib's c1m-stat
@@ -89,16 +101,22 @@ storm_curve() {
 
 scenario_run() {
     local limit=${STORM_TIMEOUT:-300} old n_old i t_kill t_restart t_ready t_done
-    local mb0 mt0 mb1 mt1 rss pss peak_rss=0 peak_pss=0 open dead el cpu recovered=0 k v
+    local mb0 mt0 mb1 mt1 rss pss peak_pss=0 open dead el cpu recovered=0 k v
     local -A nst0=()
+    R[storm_timeout_s]=$limit
+    # A server already dead at the end of the hold (run_one.sh's health): no
+    # storm; its pids may already name other processes.
+    if [ "${h_dead:-0}" -gt 0 ] || [ "${h_parent_gone:-0}" -gt 0 ]; then
+        R[status]=server-died
+        R[note]="server died before the storm: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no storm"
+        log "$contender: ${R[note]}"
+        return 0
+    fi
     # the namespace's TCP drop counters (lib/probe.sh): deltas over the storm
     while IFS='=' read -r k v; do [ -n "$k" ] && nst0[$k]=$v; done < <(netns_tcp_counters "$ns")
     read -r mb0 mt0 <<<"$(machine_cpu)"
-    old=$(storm_tree "$spid" $pids)
+    old=$(storm_tree "$spid")
     n_old=$(wc -w <<<"$old")
-    t_kill=$(now_s)
-    R[storm_kill_unix_ms]=$(awk -v t="$t_kill" 'BEGIN{printf "%.0f", t * 1000}')
-    R[storm_timeout_s]=$limit
     if [ "$variant" = backoff ]; then
         R[storm_backoff_base_ms]=${STORM_BACKOFF_BASE_MS:-100}
         R[storm_backoff_cap_ms]=${STORM_BACKOFF_CAP_MS:-10000}
@@ -107,6 +125,7 @@ scenario_run() {
     # sockets closed), bounded. (stderr closed: bash's "Killed" notice of its
     # job, printed after the next command, is no news here)
     {
+        t_kill=$(now_s)
         # shellcheck disable=SC2086  # pids are words
         kill -KILL $old
         # A killed server cannot remove its counters file: the restarted one
@@ -116,13 +135,27 @@ scenario_run() {
             [ "$(pids_gone $old)" -ge "$n_old" ] && break
             sleep 0.1
         done
-        wait "$spid"
     } 2>/dev/null
+    R[storm_kill_unix_ms]=$(awk -v t="$t_kill" 'BEGIN{printf "%.0f", t * 1000}')
+    if [ "$(pids_gone $old)" -lt "$n_old" ]; then
+        # never wait for a process SIGKILL did not end: run_one.sh's
+        # stop_server (its $spid still this server) tries again at exit
+        R[status]=storm-kill-failed
+        R[note]="$(( n_old - $(pids_gone $old) )) of the $n_old killed server processes still there 30 s after SIGKILL"
+        log "$contender: ${R[note]}"
+        storm_curve "$out/ramp.csv" "${R[storm_kill_unix_ms]}" > "$out/storm.csv"
+        return 0
+    fi
+    # Reaped here: its pid may be reused from then on, so no stop at exit may
+    # name it (run_one.sh's stop_server reads $spid; emptied before the reap).
+    local dead_spid=$spid
+    spid=""
+    wait "$dead_spid" 2>/dev/null
     t_restart=$(now_s)
     R[storm_restart_s]=$(elapsed "$t_kill" "$t_restart")
+    # (run_one.sh's stop_server, registered once, stops the $spid this sets)
     server_launch "$out/server-restart.log"
     state_pid server-restart "$spid"
-    on_exit stop_pid "$spid" 120
     if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
         R[status]=storm-restart-failed
         R[note]="the restarted server did not become ready: $(tail -n 1 "$out/server-restart.log" | tr -d '\n=' | cut -c1-160)"
@@ -136,14 +169,14 @@ scenario_run() {
     workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
     R[storm_server_workers]=$(wc -w <<<"$workers")
     # Recovery: until the restarted server holds all N (its counters, polled
-    # every 10 ms by c1m-stat), its memory sampled about once a second.
+    # every 10 ms by c1m-stat); its PSS sampled about once a second (its peak
+    # RSS is exact: VmHWM at the end).
     while :; do
         if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
             recovered=1; break
         fi
         # shellcheck disable=SC2086
         read -r rss pss <<<"$(rss_kib $pids)"
-        [ "$rss" -gt "$peak_rss" ] && peak_rss=$rss
         [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
         el=$(elapsed "$t_kill" "$(now_s)")
         open=$(stat_get "$stats" open)
@@ -170,15 +203,15 @@ scenario_run() {
     [ "$quiet" = 1 ] || printf '\n' >&2
     # shellcheck disable=SC2086
     read -r rss pss <<<"$(rss_kib $pids)"
-    [ "$rss" -gt "$peak_rss" ] && peak_rss=$rss
     [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
+    # shellcheck disable=SC2086
+    R[storm_server_rss_peak_kib]=$(storm_hwm_kib $pids)
     # shellcheck disable=SC2086
     cpu=$(cpu_ticks $pids)
     read -r mb1 mt1 <<<"$(machine_cpu)"
     R[storm_open]=$(stat_get "$stats" open)
     [ "$recovered" = 1 ] && R[storm_recovery_s]=$(elapsed "$t_kill" "$t_done")
     R[storm_window_s]=$(elapsed "$t_kill" "$t_done")
-    R[storm_server_rss_peak_kib]=$peak_rss
     R[storm_server_pss_peak_kib]=$peak_pss
     # the restarted server's whole life so far: its start-up and the recovery
     R[storm_server_cpu_s]=$(ticks_to_s "$cpu")
