@@ -19,6 +19,8 @@ setup() {
 }
 teardown() {
     stop_test_processes
+    # workers whose parent was killed, should they have outlived it (our children)
+    [ -n "${ORPHANS:-}" ] && kill -TERM $ORPHANS 2>/dev/null
     check_sanitizer_logs
 }
 
@@ -265,6 +267,23 @@ print(got.decode().strip() or "nothing", "then closed")
     [ "$rc" = 0 ]
     for p in $pids; do run kill -0 "$p"; assert_failure; done
     [ "$("$STAT" --get exited "$STATS")" = "$("$STAT" --get workers "$STATS")" ]
+    [ "$("$STAT" --get open "$STATS")" = 0 ]
+}
+
+@test "SIGKILL of the parent: the workers stop (PR_SET_PDEATHSIG), no socket or process left" {
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 3 --quiet
+    pids=$(worker_pids "$STATS")
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 300 --port "$PORT" --hold 60 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 300
+    ORPHANS=$pids
+    kill -KILL "$SERVER_PID"
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID=
+    gone() { local p; for p in $pids; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
+    wait_for 10 gone
+    ORPHANS=
+    [ "$("$STAT" --get exited "$STATS")" = 3 ]
     [ "$("$STAT" --get open "$STATS")" = 0 ]
 }
 

@@ -41,15 +41,17 @@ pids_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; d
 @test "floor: --help documents every flag and exits 0" {
     run "$FLOOR" --help
     assert_success
-    for f in --host --port --backlog --workers --max-conns --worker-conns --stats --quiet; do
+    for f in --host --port --backlog --workers --max-conns --worker-conns --sndbuf --rcvbuf \
+             --max-pending --stats --quiet; do
         assert_output --partial -- "$f"
     done
 }
 
 @test "floor: usage errors exit 2 and name the flag" {
     for args in "--port" "--port 70000" "--port 0" "--workers 0" "--workers many" "--backlog -1" \
-                "--max-conns 0" "--worker-conns 99999999" "--sndbuf 4096" "--push 64" "--bogus" \
-                "stray" "--host" "--stats" "--quiet=yes"; do
+                "--max-conns 0" "--worker-conns 99999999" "--sndbuf x" "--rcvbuf 1g" \
+                "--max-pending 0" "--push 64" "--check" "--bogus" "stray" "--host" "--stats" \
+                "--quiet=yes"; do
         run "$FLOOR" $args
         assert_failure 2
         assert_output --partial "${args%%[ =]*}"
@@ -59,6 +61,17 @@ pids_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; d
     run "$FLOOR" --max-conns 100m --worker-conns 10
     assert_failure 2
     assert_output --partial "--max-conns"
+}
+
+@test "floor: --sndbuf/--rcvbuf are set on the listener and inherited; --max-pending is accepted" {
+    start_server "$STATS" "$FLOOR" --port "$PORT" --workers 1 --sndbuf 4096 --rcvbuf 4096 \
+        --max-pending 100 --quiet
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 20 --port "$PORT" --hold 60 --quiet > /dev/null 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 20
+    # the kernel doubles a SO_SNDBUF/SO_RCVBUF request: 8192 in ss's skmem
+    run in_ns ss -tmnH state established "( sport = :$PORT )"
+    [ "$(grep -c 'rb8192,.*tb8192,' <<<"$output")" = 20 ] || fail "$output"
 }
 
 @test "floor: a port in use and an address that cannot be bound exit 1" {

@@ -1,12 +1,9 @@
-/* contender.h - the command line and process model shared by the C contenders
- * built on another event library (c1m-libuv, c1m-uring).
- *
- * Each takes c1m-server's flags with c1m-server's meaning and bounds (--host
- * --port --backlog --workers --max-conns --worker-conns --sndbuf --rcvbuf
- * --max-pending --stats --quiet --help), parsed with libc1m's option parser
- * (cli.h); forks its workers with libc1m's workers.h (one SO_REUSEPORT
- * listener each) and publishes the same counters file (stats.h) under its own
- * `kind`. Only the worker body differs: it is the contender.
+/* contender.h - the C contenders built on another event library (c1m-libuv,
+ * c1m-uring): libc1m's server command line and process model
+ * (server_main.h: c1m-server's flags, bounds and messages, plus --check)
+ * around the contender's worker body. Each publishes the same counters file
+ * (stats.h) under its own `kind`. Only the worker body differs: it is the
+ * contender.
  */
 #ifndef C1M_CONTENDER_H
 #define C1M_CONTENDER_H
@@ -28,9 +25,6 @@ struct contender {
      * its exit status (0 clean, 1 failure). */
     int (*worker_run)(const struct server_config *cfg, struct c1m_stats *st, int index);
 };
-
-/* Exit status of a contender the machine cannot run (harness: `unavailable`). */
-#define C1M_EXIT_UNAVAILABLE 3
 
 /* The whole program: returns the exit status (0, 1 runtime failure, 2 usage,
  * 3 unavailable). */

@@ -112,7 +112,7 @@ static void close_all(struct worker *w)
             conn_close(w, fd);
 }
 
-int floor_worker_run(const struct floor_config *cfg, struct c1m_stats *st, int index)
+int floor_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index)
 {
     int rc = 1;
     struct worker *w = calloc(1, sizeof(*w));
@@ -137,8 +137,11 @@ int floor_worker_run(const struct floor_config *cfg, struct c1m_stats *st, int i
         perror("c1m-floor: loop handlers");
         goto out;
     }
-    if (c1m_listener_open(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
-                          cfg->worker_conns, &w->open, on_accept, on_listen_state, w) < 0) {
+    /* on the listening socket: accepted sockets inherit them, no per-accept cost */
+    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
+    if (c1m_listener_open_opts(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
+                               &opts, cfg->worker_conns, &w->open, on_accept, on_listen_state,
+                               w) < 0) {
         fprintf(stderr, "c1m-floor: worker %d: listen on %s:%d: %s\n", index, cfg->host,
                 cfg->port, strerror(errno));
         goto out;

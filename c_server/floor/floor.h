@@ -10,22 +10,13 @@
 #ifndef C1M_FLOOR_H
 #define C1M_FLOOR_H
 
+#include "server_main.h" /* struct c1m_server_opts: the command line */
 #include "stats.h"
-
-struct floor_config {
-    const char *host;
-    int port;
-    int backlog;
-    int workers;
-    long max_conns;      /* the target (sizes --workers auto) */
-    long worker_conns;   /* per-worker cap: the listener closes there */
-    const char *stats_path;
-    int quiet;
-};
 
 /* Run worker `index` until SIGTERM/SIGINT; returns its exit status. Its
  * counters (state, open, accepted, closed, accept_errors) are published in
- * st->w[index]. */
-int floor_worker_run(const struct floor_config *cfg, struct c1m_stats *st, int index);
+ * st->w[index]. --sndbuf/--rcvbuf are set on the listener (accepted sockets
+ * inherit them); --max-pending is ignored (it never writes). */
+int floor_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -54,6 +55,7 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     sigprocmask(SIG_BLOCK, &stop, &old);
+    pid_t parent = getpid();
     for (int i = 0; i < n; i++) {
         fflush(NULL);
         pid_t pid = fork();
@@ -68,6 +70,13 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
             return -1;
         }
         if (pid == 0) {
+            /* A parent killed with SIGKILL cannot stop its workers: the kernel
+             * sends them SIGTERM instead, so no worker is left holding
+             * sockets. */
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
+                perror("prctl(PR_SET_PDEATHSIG)");
+            if (getppid() != parent)
+                _exit(1); /* the parent died before the prctl: nobody to work for */
             signal(SIGINT, SIG_DFL);
             signal(SIGTERM, SIG_DFL);
             sigprocmask(SIG_SETMASK, &old, NULL);

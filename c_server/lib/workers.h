@@ -2,7 +2,9 @@
  *
  * The parent forks, then waits: it forwards SIGINT/SIGTERM to the workers,
  * reaps them, and reports a worker that dies unexpectedly (the caller then
- * stops the rest: never run on half-dead). Used by the server and the client.
+ * stops the rest: never run on half-dead). A worker gets SIGTERM when the
+ * parent dies (PR_SET_PDEATHSIG), even by SIGKILL. Used by the servers and the
+ * client.
  */
 #ifndef C1M_WORKERS_H
 #define C1M_WORKERS_H

@@ -4,6 +4,7 @@
 #define C1M_SERVER_H
 
 #include <stdint.h>
+#include "server_main.h"
 #include "stats.h"
 
 struct server_config {
@@ -21,6 +22,23 @@ struct server_config {
     double push_every;   /* --push-every seconds, 0 = SIGUSR1 broadcasts only */
     int push_burst;      /* --push-burst: each interval's messages all at once */
 };
+
+/* cfg's common fields from the command line (server_main.h); the push
+ * fields stay. */
+static inline void server_config_set(struct server_config *cfg, const struct c1m_server_opts *o)
+{
+    cfg->host = o->host;
+    cfg->port = o->port;
+    cfg->backlog = o->backlog;
+    cfg->workers = o->workers;
+    cfg->max_conns = o->max_conns;
+    cfg->worker_conns = o->worker_conns;
+    cfg->sndbuf = o->sndbuf;
+    cfg->rcvbuf = o->rcvbuf;
+    cfg->max_pending = o->max_pending;
+    cfg->stats_path = o->stats_path;
+    cfg->quiet = o->quiet;
+}
 
 /* Run worker `index` until SIGTERM/SIGINT; returns its exit status. Its
  * counters are published in st->w[index]. */
