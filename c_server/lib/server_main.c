@@ -98,8 +98,10 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
     struct c1m_cli_flag flags[F_NCOMMON + C1M_SERVER_MAX_EXTRA];
     int nflags = F_NCOMMON;
     memcpy(flags, common_flags, sizeof(common_flags));
+    /* The indexes stay those of the enum: without has_check, --check's slot
+     * repeats "-h", which F_H matches first, so --check is an unknown flag. */
     if (!p->has_check)
-        flags[F_CHECK].name = "-h"; /* shadowed by F_H: --check is unknown */
+        flags[F_CHECK].name = "-h";
     for (int i = 0; i < p->nflags && i < C1M_SERVER_MAX_EXTRA; i++)
         flags[nflags++] = p->flags[i];
     int workers_auto = 1;
@@ -181,8 +183,8 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
                 return c1m_cli_error(&c, a, v, "expects bytes 1-1073741824");
             o->max_pending = x;
             break;
-        default: /* a program flag */
-            if ((rc = p->on_flag(p->ud, &c, f - F_NCOMMON)) >= 0)
+        default: /* a program flag: its index in p->flags */
+            if (p->on_flag && (rc = p->on_flag(p->ud, &c, f - F_NCOMMON)) >= 0)
                 return rc;
             break;
         }

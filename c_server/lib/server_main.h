@@ -21,7 +21,8 @@
 #define C1M_SERVER_FD_RESERVE 64
 /* Exit status of a program the machine cannot run (harness: `unavailable`). */
 #define C1M_EXIT_UNAVAILABLE 3
-/* At most this many program flags (c1m_server_prog.flags). */
+/* At most this many program flags (c1m_server_prog.flags; more are not
+ * recognized). */
 #define C1M_SERVER_MAX_EXTRA 8
 
 /* The common flags' values. Set the defaults of sndbuf, rcvbuf and

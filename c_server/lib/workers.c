@@ -74,7 +74,8 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
              * sends them SIGTERM instead, so no worker is left holding
              * sockets. */
             if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0)
-                perror("prctl(PR_SET_PDEATHSIG)");
+                fprintf(stderr, "%s: prctl(PR_SET_PDEATHSIG): %s\n",
+                        program_invocation_short_name, strerror(errno));
             if (getppid() != parent)
                 _exit(1); /* the parent died before the prctl: nobody to work for */
             signal(SIGINT, SIG_DFL);
