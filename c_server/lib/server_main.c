@@ -189,7 +189,7 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
             break;
         }
     }
-    if (p->after_parse && (rc = p->after_parse(p->ud, &c)) >= 0)
+    if (p->after_parse && (rc = p->after_parse(p->ud, o, &c)) >= 0)
         return rc;
     if (o->worker_conns < 1)
         return c1m_cli_error(&c, "--worker-conns", NULL,

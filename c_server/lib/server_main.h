@@ -56,8 +56,9 @@ struct c1m_server_prog {
     const struct c1m_cli_flag *flags;
     int nflags;
     int (*on_flag)(void *ud, struct c1m_cli *c, int index);
-    /* Optional, after every flag: -1 to go on, or an exit status. */
-    int (*after_parse)(void *ud, struct c1m_cli *c);
+    /* Optional, after every flag (the common ones in o): -1 to go on, or an
+     * exit status. Runs before any worker is forked. */
+    int (*after_parse)(void *ud, const struct c1m_server_opts *o, struct c1m_cli *c);
     /* Accept --check, exit 3 when available() says no. */
     int has_check;
     /* Optional: can this machine run the program? 0, or -1 with a reason in

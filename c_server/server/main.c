@@ -35,7 +35,7 @@ static int on_push_flag(void *ud, struct c1m_cli *c, int f)
     return -1;
 }
 
-static int check_push(void *ud, struct c1m_cli *c)
+static int check_push(void *ud, const struct c1m_server_opts *o, struct c1m_cli *c)
 {
     const struct server_config *cfg = ud;
     if (cfg->push_every > 0 && !cfg->push_bytes)
@@ -44,19 +44,23 @@ static int check_push(void *ud, struct c1m_cli *c)
         return c1m_cli_error(c, "--push-burst", NULL, "needs --push BYTES and --push-every S");
     if (cfg->push_burst && !(cfg->push_every > 0))
         return c1m_cli_error(c, "--push-burst", NULL, "needs --push-every S");
+    /* a partly sent message counts toward the bound: below one message, a
+     * peer that reads would be cut as slow */
+    if (cfg->push_bytes && o->max_pending < cfg->push_bytes)
+        return c1m_cli_error(c, "--max-pending", NULL, "must be at least --push BYTES");
+    /* SIGUSR1 (push broadcast) is the workers'. Ignored from before the fork:
+     * a worker inherits the ignore until its loop blocks the signal (a blocked
+     * signal is queued even when ignored, so its signalfd still reads it), and
+     * one sent to the parent, or to a worker starting or stopping, ends nothing. */
+    if (cfg->push_bytes)
+        signal(SIGUSR1, SIG_IGN);
     return -1;
 }
 
 static void started(void *ud, const struct c1m_server_opts *o)
 {
     const struct server_config *cfg = ud;
-    if (!cfg->push_bytes)
-        return;
-    /* SIGUSR1 (push broadcast) is the workers'; one sent to the parent must
-     * not end the server. Set after the fork: an ignored signal never reaches
-     * a worker's signalfd. */
-    signal(SIGUSR1, SIG_IGN);
-    if (o->quiet)
+    if (!cfg->push_bytes || o->quiet)
         return;
     if (cfg->push_every > 0)
         fprintf(stderr, "c1m-server: push %d bytes every %g s (%s) and on SIGUSR1\n",

@@ -344,8 +344,6 @@ class PushParity:
         self.assertGreaterEqual(s["bins_used"], 7, s)
 
     def test_j_max_pending_below_push_is_a_usage_error(self):
-        if self.loop == "c":
-            self.skipTest("c1m-server: the check belongs in c_server/server/main.c (lead)")
         cmd = base.server_command(self.loop, self.api, self.port + 30,
                                   os.path.join(self.tmp.name, "bad.stats"),
                                   "--push", "1025", "--max-pending", "1000")
