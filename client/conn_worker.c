@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -605,7 +604,6 @@ int c1m_conn_worker(int index, void *ud)
     struct worker w = {.o = o, .ctl = &cf->sh->ctl, .st = &cf->sh->w[index], .maxfd_seen = -1};
     int rc = 1;
 
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGUSR1, SIG_IGN); /* the parent's signals (push_watch.h), should a group get them */
     signal(SIGUSR2, SIG_IGN);
@@ -615,8 +613,6 @@ int c1m_conn_worker(int index, void *ud)
         fprintf(stderr, "c1m-client: worker %d: event loop: %s\n", index, strerror(errno));
         goto out;
     }
-    if (getppid() != cf->parent) /* the parent died before PDEATHSIG was set */
-        goto out;
     w.max_fds = c1m_loop_max_fds(w.loop);
     w.handler = c1m_loop_handler(w.loop, on_conn, &w);
     w.share = c1m_worker_share(o->connections, o->workers, index);

@@ -12,7 +12,6 @@
 struct c1m_wconf {
     const struct c1m_opts *o;
     struct c1m_shared *sh;
-    pid_t parent;
 };
 
 /* Connections worker i of n opens: N split as evenly as possible. */

@@ -251,7 +251,7 @@ int main(int argc, char **argv)
     p.next_progress = p.start + 1000000000ull;
     c1m_progress_init(&p.prog, p.start);
     check_memory(&p); /* already too low: the workers open nothing */
-    struct c1m_wconf cf = {.o = &o, .sh = sh, .parent = getpid()};
+    struct c1m_wconf cf = {.o = &o, .sh = sh};
     if (c1m_workers_start(&p.ws, o.workers, c1m_conn_worker, &cf) < 0) {
         fprintf(stderr, "c1m-client: fork: %s\n", strerror(errno));
         return 1;
