@@ -1,9 +1,10 @@
 #!/usr/bin/env bats
 # harness/anatomy-cpu (make anatomy-cpu): the CPU anatomy at a small N, with
 # several server workers each. One anatomy of c and pyext runs once in
-# setup_file (with perf) and the first tests read it: perf's own sampled total
-# agrees with the measured CPU within 15% (25% on a disturbed ramp: perf saw every worker for the whole
-# ramp), the real stacks land in the layers they should, the outputs exist and
+# setup_file (with perf) and the first tests read it: perf sampled every busy
+# server process for the whole ramp (each at least half of its measured CPU,
+# the tree at least 60%: perf's cpu-clock leaves out the context switches),
+# the real stacks land in the layers they should, the outputs exist and
 # parse, and the gate and disturbance figures are recorded. Then perf missing
 # and perf refusing to sample (a stand-in perf that fails as a restricted one
 # does): a message naming the cause, exit 3, the totals measured and every
@@ -59,10 +60,8 @@ for r in csv.DictReader(open(f)):
         print(r[col])
 EOF
 }
-# within PCT A B: |A - B| <= PCT% of B.
-within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= p / 100 * b)}'; }
 
-@test "anatomy-cpu: c and pyext at 4k: exit 0, perf's sampled total within 15% of the measured CPU (25% when disturbed)" {
+@test "anatomy-cpu: c and pyext at 4k: exit 0, perf saw every busy server process, its coverage recorded" {
     need_suite
     cd "$C1M_ROOT"
     run cat "$BATS_FILE_TMPDIR/anatomy.rc"
@@ -72,24 +71,27 @@ within() { awk -v p="$1" -v a="$2" -v b="$3" 'BEGIN{d = a - b; if (d < 0) d = -d
             total=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" measured_total)
             sampled=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" sampled_total)
             conns=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" conns)
-            echo "# $c $phase: measured $total, sampled $sampled" >&3
+            cov=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" coverage)
+            low=$(csv_get "$RUN_DIR/layers.csv" "$c" "$phase" coverage_min_process)
+            echo "# $c $phase: measured $total, sampled $sampled (coverage $cov, lowest process $low)" >&3
             [ "$conns" = 4000 ] || fail "$c $phase: conns $conns, expected 4000"
             # the ramp holds enough samples to judge perf's coverage (the 1 s hold of
-            # idle connections only a few: its sampled total is not checked)
+            # idle connections only a few: its coverage is not checked)
             [ "$phase" = hold ] && continue
-            # 15%; a ramp the disturbance sampler found disturbed (other suites
-            # loading the 2 CPUs: the server preempted far more often) 25%. On this VM perf's
-            # cpu-clock samples came 8-17% under the schedstat CPU of a 4k ramp
-            mapfile -t dv < <("$PYTHON" harness/lib/record.py get "$RUN_DIR/$c/measure-$phase.json" \
-                                  disturbed outside_cpu_pct)
-            dist=${dv[0]:-} why=${dv[1]:-}
-            tol=15
-            [ "$dist" = 1 ] && { tol=25; echo "# $c $phase: disturbed (outside CPU $why%): within $tol%" >&3; }
-            within "$tol" "$sampled" "$total" \
-                || fail "$c $phase: perf sampled $sampled us/conn, the tree used $total (disturbed=$dist, outside $why%; perf: $("$PYTHON" harness/lib/record.py get "$RUN_DIR/$c/measure-$phase.json" perf_warning))"
+            # Every server process that did a share of the work was sampled for
+            # the whole ramp: a worker perf attached late or never shows far
+            # under (0 when never). perf's cpu-clock leaves out the context
+            # switches that sum_exec_runtime holds: on this VM the tree's
+            # coverage was 80-92% quiet, lower with other suites on the CPUs,
+            # so the tree is only held to 60% and each process to half.
+            awk -v v="$low" 'BEGIN{exit !(v != "" && v >= 0.5)}' \
+                || fail "$c $phase: a busy server process had only $low of its CPU sampled ($(cut -d, -f1-14 "$RUN_DIR/layers.csv"))"
+            awk -v v="$cov" 'BEGIN{exit !(v != "" && v >= 0.6 && v <= 1.05)}' \
+                || fail "$c $phase: perf sampled $sampled us/conn of the $total the tree used (coverage $cov; perf: $("$PYTHON" harness/lib/record.py get "$RUN_DIR/$c/measure-$phase.json" perf_warning))"
         done
         workers=$(csv_get "$RUN_DIR/layers.csv" "$c" ramp workers)
         [ "$workers" -ge 3 ] || fail "$c: $workers workers (SERVER_WORKER_CONNS=1500 at 4000 wants 3)"
+        grep -q "perf's coverage" "$RUN_DIR/layers.md" || fail "layers.md: no coverage row"
     done
 }
 

@@ -22,7 +22,12 @@ The layer times in the table are each layer's share of the samples times the
 server's measured CPU (sum_exec_runtime of the parent and every worker over
 the same window) divided by the accepted connections, so they add up to the
 measured total; perf's own sampled total (the sum of the sample periods)
-is listed beside it as the coverage check.
+is listed beside it as the coverage check, for the tree and for its busiest
+processes one by one (a worker perf did not see shows as 0%). The tree's
+coverage stays under 100%: perf's cpu-clock runs from a task's switch in to
+its switch out, while sum_exec_runtime also holds the context switches
+themselves (on this VM, 3-6% for one busy worker, 8-20% for three workers
+contending for two CPUs at 4,000 connections).
 """
 import argparse
 import collections
@@ -163,16 +168,17 @@ def parse_frame_line(line):
 
 
 def parse_perf_script(lines):
-    """Yield (period, [frames leaf first]) per sample of `perf script` output
-    (-F comm,pid,tid,period,event,ip,sym,dso: a header line, the chain indented
-    one frame per line, a blank line). The period is the header's number
-    before the event name (nanoseconds for cpu-clock); 1 when absent."""
-    period, frames, in_sample = 1, [], False
+    """Yield (period, [frames leaf first], pid) per sample of `perf script`
+    output (-F comm,pid,tid,period,event,ip,sym,dso: a header line, the chain
+    indented one frame per line, a blank line). The period is the header's
+    number before the event name (nanoseconds for cpu-clock); 1 when absent.
+    The pid is the header's PID/TID field's PID; None when absent."""
+    period, frames, pid, in_sample = 1, [], None, False
     for line in lines:
         if not line.strip():
             if in_sample:
-                yield period, frames
-            period, frames, in_sample = 1, [], False
+                yield period, frames, pid
+            period, frames, pid, in_sample = 1, [], None, False
             continue
         if line[0] in " \t":
             if in_sample:
@@ -181,13 +187,16 @@ def parse_perf_script(lines):
                     frames.append(f)
             continue
         if in_sample:            # a header right after a sample with no blank line
-            yield period, frames
-        in_sample, frames, period = True, [], 1
+            yield period, frames, pid
+        in_sample, frames, period, pid = True, [], 1, None
         m = re.search(r"\s(\d+)\s+[\w:-]*clock[\w:-]*:?", line) or re.search(r"\s(\d+)\s+\S+:\s*$", line)
         if m:
             period = int(m.group(1))
+        m = re.search(r"\s(\d+)/\d+\s", line)
+        if m:
+            pid = int(m.group(1))
     if in_sample:
-        yield period, frames
+        yield period, frames, pid
 
 
 class Classifier:
@@ -295,7 +304,10 @@ def fold(lines, classifier):
     unresolved = collections.Counter()
     frame_layers = {}
     samples = period_ns = 0
-    for period, frames in parse_perf_script(lines):
+    by_pid = collections.Counter()
+    for period, frames, pid in parse_perf_script(lines):
+        if pid is not None:
+            by_pid[str(pid)] += period
         layer, udso = classifier.classify(frames)
         for f in frames:
             name = frame_name(f)
@@ -312,6 +324,7 @@ def fold(lines, classifier):
     summary = {"samples": samples, "period_ns": period_ns,
                "layers": {l: {"samples": c, "period_ns": p} for l, (c, p) in per_layer.items()},
                "unknown_by_dso": dict(unresolved.most_common()),
+               "period_ns_by_pid": dict(by_pid),
                "frame_layers": frame_layers}
     return folded, summary
 
@@ -351,6 +364,45 @@ def layer_times(summary, measured_ns, conns, seconds=1.0):
         share = summary["layers"][l]["samples"] / total
         out[l] = share * measured_ns / 1000.0 / conns / seconds
     return out
+
+
+def parse_by_pid(text):
+    """'PID:NS,PID:NS' (anatomy-cpu's cpu_ns_by_pid) -> {pid: ns}; bad items skipped."""
+    out = {}
+    for item in str(text or "").split(","):
+        pid, _, ns = item.strip().partition(":")
+        if pid.isdigit() and ns.lstrip("-").isdigit():
+            out[pid] = int(ns)
+    return out
+
+
+# A process that used less than this share of the tree's CPU (the parent, an
+# idle worker) has too few samples for its own coverage to mean anything.
+COVERAGE_MIN_SHARE = 0.05
+
+
+def coverage(summary, measure):
+    """(tree, lowest, pid): perf's sampled CPU over the measured CPU for the
+    whole tree, and the lowest such ratio among the processes that used at
+    least COVERAGE_MIN_SHARE of the tree's CPU, with its pid (None where not
+    known). perf's cpu-clock counts a task from its switch in to its switch
+    out; sum_exec_runtime also holds the context switches, so the tree's ratio
+    stays under 1 by their cost. A process perf never saw shows as 0."""
+    if not summary:
+        return None, None, None
+    measured = int(measure.get("cpu_ns") or 0)
+    tree = summary.get("period_ns", 0) / measured if measured > 0 else None
+    by_pid = parse_by_pid(measure.get("cpu_ns_by_pid"))
+    sampled = summary.get("period_ns_by_pid") or {}
+    total = sum(v for v in by_pid.values() if v > 0)
+    low = low_pid = None
+    for pid, ns in by_pid.items():
+        if total <= 0 or ns < COVERAGE_MIN_SHARE * total:
+            continue
+        r = sampled.get(pid, 0) / ns
+        if low is None or r < low:
+            low, low_pid = r, pid
+    return tree, low, low_pid
 
 
 def load_runs(outdir):
@@ -412,12 +464,14 @@ def table(outdir):
         if all(v is None for v in lt.values()):
             lt[UNKNOWN] = measured_ns / 1000.0 / conns / secs  # no profile: all of it unknown
         sampled = (s["period_ns"] / 1000.0 / conns / secs) if (s and m.get("perf") == "ok") else None
+        cov, cov_low, cov_pid = coverage(s if m.get("perf") == "ok" else None, m)
         rows.append({
             "contender": contender, "phase": phase, "conns": conns, "window_s": m.get("window_s"),
             "unit": "us/conn" if phase == "ramp" else "us/conn/s",
             "measured_total": measured_ns / 1000.0 / conns / secs,
             "measured_ticks_total": (m.get("cpu_ticks", 0) / m.get("clk_tck", 100) * 1e6 / conns / secs),
             "sampled_total": sampled,
+            "coverage": cov, "coverage_min_process": cov_low, "coverage_min_pid": cov_pid,
             "samples": s["samples"] if s else 0,
             "perf": m.get("perf", "unavailable"),
             "perf_cause": m.get("perf_cause", ""),
@@ -430,7 +484,8 @@ def table(outdir):
             "disturbed": m.get("disturbed"), "disturb_cause": m.get("disturb_cause", ""),
         })
     cols = ["contender", "phase", "unit", "conns", "window_s", "workers", "samples", "perf",
-            "measured_total", "sampled_total", "measured_ticks_total"] + list(LAYERS) + [
+            "measured_total", "sampled_total", "measured_ticks_total", "coverage",
+            "coverage_min_process"] + list(LAYERS) + [
             "gate", "gate_wait_s", "outside_cpu_pct", "init_cpu_pct", "disturbed"]
     with open(os.path.join(outdir, "layers.csv"), "w", newline="") as f:
         w = csv.writer(f)
@@ -438,7 +493,8 @@ def table(outdir):
         for r in rows:
             w.writerow([r["contender"], r["phase"], r["unit"], r["conns"], fmt(r["window_s"], 3),
                         r["workers"], r["samples"], r["perf"], fmt(r["measured_total"]),
-                        fmt(r["sampled_total"]), fmt(r["measured_ticks_total"])]
+                        fmt(r["sampled_total"]), fmt(r["measured_ticks_total"]),
+                        fmt(r["coverage"], 3), fmt(r["coverage_min_process"], 3)]
                        + [fmt(r["layers"][l]) for l in LAYERS]
                        + [r["gate"], "" if r["gate_wait_s"] is None else r["gate_wait_s"],
                           "" if r["outside_cpu_pct"] is None else r["outside_cpu_pct"],
@@ -513,6 +569,10 @@ def render_md(rows, meta=None, refused=()):
             out.append("| %s | %s |" % (l, " | ".join(fmt(v) if v is not None else "unknown" for v in vals)))
         out.append("| **measured total** (sum_exec_runtime) | %s |" % " | ".join(fmt(r["measured_total"]) for r in pr))
         out.append("| perf's sampled total | %s |" % " | ".join(fmt(r["sampled_total"]) or "-" for r in pr))
+        out.append("| perf's coverage: sampled / measured (lowest busy process) | %s |" % " | ".join(
+            "-" if r["coverage"] is None else "%.0f%%%s" % (100 * r["coverage"], "" if r["coverage_min_process"] is None
+                                                         else " (%.0f%%)" % (100 * r["coverage_min_process"]))
+            for r in pr))
         out.append("| utime+stime (10 ms ticks) | %s |" % " | ".join(fmt(r["measured_ticks_total"]) for r in pr))
         out.append("| samples | %s |" % " | ".join(str(r["samples"]) for r in pr))
         out.append("| outside CPU, %% of the machine (disturb.py) | %s |" % " | ".join(

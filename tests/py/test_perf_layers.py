@@ -88,7 +88,8 @@ class TestParse(unittest.TestCase):
     def test_samples_periods_and_order(self):
         text = sample(250000, ACCEPT) + sample(500000, EPOLL_WAIT, comm="python3", pid=7)
         got = list(pl.parse_perf_script(io.StringIO(text)))
-        self.assertEqual([p for p, _ in got], [250000, 500000])
+        self.assertEqual([p for p, _, _ in got], [250000, 500000])
+        self.assertEqual([pid for _, _, pid in got], [100, 7])
         self.assertEqual(got[0][1][0], pl.Frame("_raw_spin_unlock_irqrestore", K, True))
         self.assertEqual(got[0][1][-1], pl.Frame("main", SRV, False))
         self.assertEqual(len(got[1][1]), len(EPOLL_WAIT))
@@ -97,7 +98,7 @@ class TestParse(unittest.TestCase):
         text = "srv 1/1 1000 cpu-clock: \n\tffffffff81000000 tcp_v4_rcv+0x1 ([kernel.kallsyms])\n" \
                "srv 1/1 2000 cpu-clock: \n"
         got = list(pl.parse_perf_script(io.StringIO(text)))
-        self.assertEqual([(p, len(f)) for p, f in got], [(1000, 1), (2000, 0)])
+        self.assertEqual([(p, len(f)) for p, f, _ in got], [(1000, 1), (2000, 0)])
 
 
 class TestClassify(unittest.TestCase):
@@ -187,6 +188,29 @@ class TestFold(unittest.TestCase):
             with open(p) as f:
                 got = pl.read_folded(list(f) + ["garbage line\n", "no-count \n", "\n"])
         self.assertEqual(got, {("a", "b", "c"): 3, ("a", "b"): 1, ("x",): 2})
+
+
+class TestCoverage(unittest.TestCase):
+    def test_fold_counts_each_pid(self):
+        text = sample(1000, ACCEPT, pid=100) * 3 + sample(1000, OURS_LOOP, pid=101)
+        _, summary = pl.fold(io.StringIO(text), classifier())
+        self.assertEqual(summary["period_ns_by_pid"], {"100": 3000, "101": 1000})
+
+    def test_a_worker_perf_never_saw_is_the_lowest_at_zero(self):
+        summary = {"period_ns": 900, "period_ns_by_pid": {"100": 900}}
+        # 102 (the parent) used 1% of the tree's CPU: too little to judge
+        m = {"cpu_ns": 2010, "cpu_ns_by_pid": "100:1000,101:1000,102:10"}
+        tree, low, pid = pl.coverage(summary, m)
+        self.assertAlmostEqual(tree, 900 / 2010)
+        self.assertEqual((low, pid), (0.0, "101"))
+        m["cpu_ns_by_pid"] = "100:1000,102:10"
+        self.assertEqual(pl.coverage(summary, m)[1:], (0.9, "100"))
+
+    def test_no_profile_or_no_per_process_figures(self):
+        self.assertEqual(pl.coverage(None, {"cpu_ns": 5}), (None, None, None))
+        tree, low, pid = pl.coverage({"period_ns": 5}, {"cpu_ns": 10, "cpu_ns_by_pid": "x:1,2:y,,3"})
+        self.assertEqual((tree, low, pid), (0.5, None, None))
+        self.assertEqual(pl.parse_by_pid("7:-3, 8:4"), {"7": -3, "8": 4})
 
 
 class TestTable(unittest.TestCase):

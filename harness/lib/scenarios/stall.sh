@@ -199,7 +199,7 @@ stall_ss() {
             if ($1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/) { n++; q += $2 }
             else if ($2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/) { n++; q += $3 }
         }
-        END { printf "%d %d %d\n", n, q, w }')
+        END { printf "%.0f %.0f %.0f\n", n, q, w }')   # %d saturates at 2^31 in mawk
     R[stall_ss_s]=$(elapsed "$t0" "$(now_s)")
     read -r sockets sendq wq <<<"$res"
     R[stall_ss_sockets]=${sockets:-}
