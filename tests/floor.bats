@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # c1m-floor, the zero-state reference server (harness contender `floor`):
 # usage, holding connections over several workers without reading them,
-# counters vs sockstat, clean stops, and nothing left behind by SIGKILL.
+# counters vs sockstat, clean stops, nothing left behind by SIGKILL, and the
+# broadcast floor (--push BYTES: one send() per connection on SIGUSR1).
 # Runs in a fresh network namespace (skips without root).
 
 load helpers
@@ -50,8 +51,9 @@ pids_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; d
 @test "floor: usage errors exit 2 and name the flag" {
     for args in "--port" "--port 70000" "--port 0" "--workers 0" "--workers many" "--backlog -1" \
                 "--max-conns 0" "--worker-conns 99999999" "--sndbuf x" "--rcvbuf 1g" \
-                "--max-pending 0" "--push 64" "--check" "--bogus" "stray" "--host" "--stats" \
-                "--quiet=yes"; do
+                "--max-pending 0" "--push 31" "--push 1026" "--push" "--push-every 1" \
+                "--push 64 --push-every 1" "--push-burst" "--check" "--bogus" "stray" "--host" \
+                "--stats" "--quiet=yes"; do
         run "$FLOOR" $args
         assert_failure 2
         assert_output --partial "${args%%[ =]*}"
@@ -113,6 +115,49 @@ pids_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; d
     wait_for 10 stat_is "$STATS" open 0
     [ "$("$STAT" --get closed "$STATS")" = 3000 ]
     wait_for 5 server_sockets_is "$workers"
+}
+
+@test "floor --push: SIGUSR1 to a worker sends one message to each of its connections, numbered by broadcast; the parent ignores it" {
+    READER=$C1M_ROOT/tests/tools/push_reader.py OUT=$BATS_TEST_TMPDIR/reader.json
+    start_server "$STATS" "$FLOOR" --port "$PORT" --workers 2 --push 1025 --quiet
+    (exec ip netns exec "$TEST_NS" "$PYTHON" "$READER" --port "$PORT" --connections 2000 --bytes 1025 \
+        --min-each 2 --until-eof --timeout 60 --status "$BATS_TEST_TMPDIR/reader.status" --json "$OUT" \
+        > "$BATS_TEST_TMPDIR/reader.log" 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 2000
+    kill -USR1 "$SERVER_PID"
+    sleep 0.3
+    kill -0 "$SERVER_PID"
+    [ "$("$STAT" --get pushed "$STATS")" = 0 ]
+    for p in $(worker_pids "$STATS"); do kill -USR1 "$p"; done
+    wait_for 20 stat_is "$STATS" pushed 2000
+    for p in $(worker_pids "$STATS"); do kill -USR1 "$p"; done
+    wait_for 20 stat_is "$STATS" pushed 4000
+    kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=
+    wait "$CLIENT_PID" || fail "reader: $(cat "$BATS_TEST_TMPDIR/reader.log" "$OUT")"
+    CLIENT_PID=
+    run "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(*(j[k] for k in ("received", "min_each", "max_each", "gaps", "bad", "not_from_1", "future_usec")))' "$OUT"
+    assert_output "4000 2 2 0 0 0 0"
+    [ "$("$STAT" --get slow "$STATS")" = 0 ]
+}
+
+@test "floor --push: a peer that does not take a whole message is closed as slow; the others get every broadcast" {
+    READER=$C1M_ROOT/tests/tools/push_reader.py OUT=$BATS_TEST_TMPDIR/reader.json
+    start_server "$STATS" "$FLOOR" --port "$PORT" --workers 1 --push 1025 --sndbuf 4096 --quiet
+    # 50 readers, 1 connection that never reads (1 KiB receive buffer)
+    (exec ip netns exec "$TEST_NS" "$PYTHON" "$READER" --port "$PORT" --connections 50 --bytes 1025 \
+        --stall 1 --min-each 60 --timeout 60 --status "$BATS_TEST_TMPDIR/reader.status" --json "$OUT" \
+        > "$BATS_TEST_TMPDIR/reader.log" 2>&1) &
+    CLIENT_PID=$!
+    wait_for 15 stat_is "$STATS" open 51
+    wp=$(worker_pids "$STATS")
+    for ((i = 0; i < 60; i++)); do kill -USR1 "$wp"; sleep 0.02; done
+    wait "$CLIENT_PID" || fail "reader: $(cat "$BATS_TEST_TMPDIR/reader.log" "$OUT")"
+    CLIENT_PID=
+    run "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); print(*(j[k] for k in ("stalled_closed", "min_each", "gaps", "bad")))' "$OUT"
+    assert_output "1 60 0 0"
+    [ "$("$STAT" --get slow "$STATS")" = 1 ]
+    [ "$("$STAT" --get pushed "$STATS")" -ge 3000 ]
 }
 
 @test "floor: a worker at its cap closes its listener and re-opens below 90%" {

@@ -381,7 +381,7 @@ client0: []"
 # bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.
 bench_scenario() {
     local sc=$1 out=$2; shift 2
-    run env "$@" SCENARIO="$sc" TIERS=2k CONTENDERS=c,asyncio-protocol HOLD=2 HEARTBEAT=1 \
+    run env "$@" SCENARIO="$sc" TIERS=2k CONTENDERS="${BENCH_CONTENDERS:-c,asyncio-protocol}" HOLD=2 HEARTBEAT=1 \
         SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" BUILD="$C1M_BUILD" PYTHON="$PYTHON" \
         DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=5 \
         "$C1M_ROOT/harness/bench.sh"
@@ -420,6 +420,28 @@ EOF
         done
     fi
     grep -q '^## Server push' "$out/report.md"
+}
+
+@test "SCENARIO=push PUSH_EVERY=0: the broadcast alone, timed on the floor (one send() per connection) and on c; a contender without it unsupported" {
+    need_ns
+    need_server_push
+    local out=$BATS_TEST_TMPDIR/broadcast-results
+    BENCH_CONTENDERS=floor,c,libuv bench_scenario push "$out" PUSH_BYTES=1024 PUSH_EVERY=0 PUSH_WAIT=60
+    run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
+import json, sys
+rows = {r["contender"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert sorted(rows) == ["c", "floor", "libuv"], rows
+assert rows["libuv"]["status"] == "unsupported" and "broadcast" in rows["libuv"]["note"], rows["libuv"]
+for name in ("floor", "c"):
+    r = rows[name]
+    assert r["status"] in ("ok", "disturbed", "suspect"), (name, r["status"], r.get("note"))
+    # one line per connection, the broadcast's: nothing paced
+    assert r["push_received"] == 2000 and r["push_missing"] == 0 and r["push_bad"] == 0, (name, r)
+    assert r["broadcast_reached"] == 2000 and 0 < r["broadcast_s"] < 60, (name, r.get("broadcast_s"))
+    assert r["push_pushed"] == 2000, (name, r.get("push_pushed"))
+print("ok")
+EOF
+    assert_output "ok"
 }
 
 @test "SCENARIO=stall end to end (2k, 10% stalled, c and asyncio-protocol): stall columns, report and plot" {

@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "listener.h"
 #include "loop.h"
 #include "net.h"
+#include "pushmsg.h"
 
 #define CONN_EVENTS EPOLLRDHUP
 /* updated_ns refresh; counts are published after every loop iteration that
@@ -31,6 +33,10 @@ struct worker {
     struct c1m_listener listener;
     long open;                  /* the listener's open_count */
     uint64_t accepted;
+    uint64_t pushed, slow;      /* --push: messages sent whole, connections cut */
+    int push_bytes;
+    uint32_t push_seq, push_seq_max;
+    char *push_buf;             /* one message, restamped per send */
     int dirty;
     uint64_t state;
     struct c1m_stats_worker *rec;
@@ -45,6 +51,8 @@ static void publish(struct worker *w)
     r->accepted = w->accepted;
     r->closed = w->accepted - (uint64_t)w->open;
     r->accept_errors = w->listener.accept_errors;
+    r->pushed = w->pushed;
+    r->slow = w->slow;
     r->updated_ns = c1m_now_ns();
     c1m_stats_end(r);
     w->dirty = 0;
@@ -98,6 +106,33 @@ static void on_stop_signal(c1m_loop *loop, int signo, void *ud)
     c1m_loop_stop(loop);
 }
 
+/* SIGUSR1 with --push: one send() of one message to every connection. */
+static void on_push_signal(c1m_loop *loop, int signo, void *ud)
+{
+    (void)signo;
+    struct worker *w = ud;
+    size_t n = (size_t)w->push_bytes;
+    w->push_seq = c1m_push_seq_next(w->push_seq, w->push_seq_max);
+    for (int fd = 0; fd < w->max_fds; fd++) {
+        if (c1m_loop_events(loop, fd) != CONN_EVENTS)
+            continue;
+        c1m_push_format(w->push_buf, n, w->push_seq, c1m_realtime_us());
+        ssize_t k;
+        do
+            k = send(fd, w->push_buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        while (k < 0 && errno == EINTR);
+        if (k == (ssize_t)n) {
+            w->pushed++;
+            continue;
+        }
+        /* short or refused (EAGAIN: a full send queue; EPIPE, ECONNRESET: gone) */
+        if (k >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
+            w->slow++;
+        conn_close(w, fd);
+    }
+    w->dirty = 1;
+}
+
 static void on_publish_tick(c1m_loop *loop, uint64_t id, void *ud)
 {
     (void)id;
@@ -112,7 +147,8 @@ static void close_all(struct worker *w)
             conn_close(w, fd);
 }
 
-int floor_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index)
+int floor_worker_run(const struct c1m_server_opts *cfg, const struct floor_config *fc,
+                     struct c1m_stats *st, int index)
 {
     int rc = 1;
     struct worker *w = calloc(1, sizeof(*w));
@@ -136,6 +172,16 @@ int floor_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, in
         c1m_loop_signal(w->loop, SIGINT, on_stop_signal, w) < 0) {
         perror("c1m-floor: loop handlers");
         goto out;
+    }
+    if (fc->push_bytes) {
+        w->push_bytes = fc->push_bytes;
+        w->push_seq_max = c1m_push_seq_max((size_t)fc->push_bytes);
+        w->push_buf = malloc((size_t)fc->push_bytes);
+        if (!w->push_buf || c1m_loop_signal(w->loop, SIGUSR1, on_push_signal, w) < 0) {
+            perror("c1m-floor: push");
+            goto out;
+        }
+        c1m_push_fill(w->push_buf, (size_t)fc->push_bytes, 1);
     }
     /* on the listening socket: accepted sockets inherit them, no per-accept cost */
     const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
@@ -172,6 +218,7 @@ out:
     }
     w->state = rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED;
     publish(w);
+    free(w->push_buf);
     free(w);
     return rc;
 }

@@ -40,13 +40,18 @@ contender_cmd() {
 # contender_supports NAME CAPABILITY: 0 when contender NAME implements
 # CAPABILITY, a feature a scenario may need (scenario_needs, lib/scenarios/).
 # The capability table:
-#   push  --push BYTES --push-every S [--push-burst]: server push (issue 10;
-#         the push and stall scenarios). c1m-floor, c1m-libuv, c1m-uring and
-#         the blocking py_server loops (gevent, threads) refuse it (exit 2).
+#   push       --push BYTES --push-every S [--push-burst]: server push (issue
+#              10; the push and stall scenarios). c1m-floor, c1m-libuv,
+#              c1m-uring and the blocking py_server loops (gevent, threads)
+#              refuse it (exit 2).
+#   broadcast  --push BYTES alone: one line to every connection on SIGUSR1 to
+#              a worker (SCENARIO=push PUSH_EVERY=0). c1m-floor has only this:
+#              one send() per connection, the floor of a broadcast.
 contender_supports() {
     local with
     case "$2" in
         push) with=" c pyext asyncio-protocol asyncio-streams uvloop " ;;
+        broadcast) with=" floor c pyext asyncio-protocol asyncio-streams uvloop " ;;
         *) return 1 ;;
     esac
     [[ $with == *" $1 "* ]]

@@ -27,7 +27,10 @@
 # run's other figures stand; the broadcast figure is empty).
 
 scenario_knobs() { echo PUSH_BYTES PUSH_EVERY PUSH_BURST PUSH_BROADCAST PUSH_WAIT; }
-scenario_needs() { echo push; }
+# paced pushing needs --push-every; a broadcast alone only --push and SIGUSR1
+scenario_needs() {
+    if awk -v e="${PUSH_EVERY:-30}" 'BEGIN{exit !(e == 0)}'; then echo broadcast; else echo push; fi
+}
 
 # push_num VALUE: a decimal number (digits, at most one point) - for awk.
 push_num() { [[ $1 =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]]; }
