@@ -80,6 +80,7 @@ struct worker {
     struct c1m_rq rq;       /* --reconnect: slots waiting for their next connect */
     uint64_t rng;           /* the backoff's jitter */
     uint64_t base_us, cap_us, scan_at;
+    unsigned port_turn;     /* --port LO-HI: the next connect's port, mod the count */
 };
 
 long c1m_worker_share(long total, int n, int i)
@@ -322,7 +323,18 @@ static int start_connect(struct worker *w, uint64_t now, unsigned retry, int *er
             return -1;
         }
     }
-    int rc = connect(fd, (const struct sockaddr *)&o->dst, o->dstlen);
+    int rc;
+    if (o->port_count > 1) {    /* --port LO-HI: the ports in turn */
+        struct sockaddr_storage d = o->dst;
+        uint16_t port = htons((uint16_t)(o->port + (int)(w->port_turn++ % (unsigned)o->port_count)));
+        if (d.ss_family == AF_INET6)
+            ((struct sockaddr_in6 *)&d)->sin6_port = port;
+        else
+            ((struct sockaddr_in *)&d)->sin_port = port;
+        rc = connect(fd, (const struct sockaddr *)&d, o->dstlen);
+    } else {
+        rc = connect(fd, (const struct sockaddr *)&o->dst, o->dstlen);
+    }
     /* EINTR on a non-blocking connect: it goes on asynchronously, like EINPROGRESS */
     if (rc < 0 && errno != EINPROGRESS && errno != EINTR) {
         *err = errno;

@@ -10,7 +10,7 @@ static unsigned bucket_of(uint64_t v)
     return shift * C1M_HIST_SUB + (unsigned)(v >> shift);
 }
 
-static uint64_t bucket_top(unsigned i)
+uint64_t c1m_hist_bucket_top(unsigned i)
 {
     if (i < 2 * C1M_HIST_SUB)
         return i;
@@ -54,9 +54,23 @@ uint64_t c1m_hist_percentile(const struct c1m_hist *h, double p)
     for (unsigned i = 0; i < C1M_HIST_BUCKETS; i++) {
         seen += h->b[i];
         if (seen >= rank) {
-            uint64_t top = bucket_top(i);
+            uint64_t top = c1m_hist_bucket_top(i);
             return top < h->max ? top : h->max;
         }
     }
     return h->max;
+}
+
+void c1m_hist_json(FILE *f, const struct c1m_hist *h)
+{
+    fprintf(f, "{\"count\": %llu, \"sum\": %llu, \"max\": %llu, \"buckets\": [",
+            (unsigned long long)h->count, (unsigned long long)h->sum, (unsigned long long)h->max);
+    const char *sep = "";
+    for (unsigned i = 0; i < C1M_HIST_BUCKETS; i++) {
+        if (!h->b[i])
+            continue;
+        fprintf(f, "%s[%u, %llu]", sep, i, (unsigned long long)h->b[i]);
+        sep = ", ";
+    }
+    fputs("]}", f);
 }

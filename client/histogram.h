@@ -8,6 +8,7 @@
 #define C1M_CLIENT_HISTOGRAM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define C1M_HIST_SUB_BITS 5
 #define C1M_HIST_SUB (1u << C1M_HIST_SUB_BITS)
@@ -26,5 +27,12 @@ void c1m_hist_merge(struct c1m_hist *dst, const struct c1m_hist *src);
 /* The value at percentile p (0..100): the upper bound of the bucket holding
  * that rank, never above the recorded max. 0 when empty. */
 uint64_t c1m_hist_percentile(const struct c1m_hist *h, double p);
+/* The largest value bucket i holds (its upper bound). */
+uint64_t c1m_hist_bucket_top(unsigned i);
+/* h as JSON, bucket by bucket, so that histograms of several clients can be
+ * merged exactly (harness/lib/clientmerge.py):
+ * {"count": N, "sum": S, "max": M, "buckets": [[INDEX, COUNT], ...]}, the
+ * non-empty buckets only, in index order. */
+void c1m_hist_json(FILE *f, const struct c1m_hist *h);
 
 #endif

@@ -16,7 +16,7 @@
 #include "workers.h"
 
 static const char usage_line[] =
-    "usage: c1m-client --connections N [--host H] [--port P] [--workers N|auto] "
+    "usage: c1m-client --connections N [--host H] [--port P|LO-HI] [--workers N|auto] "
     "[--worker-conns N] [--src A-B] [--inflight N] [--rate R] [--connect-timeout S] "
     "[--hold S] [--heartbeat S] [--reconnect off|now|backoff] [--backoff-base MS] "
     "[--backoff-cap MS] [--stall F] [--stall-on-signal] [--min-available MiB] [--json FILE] "
@@ -27,7 +27,9 @@ static const char help_text[] =
     "\n"
     "  --connections N      connections to open (required; k/m suffixes: 10k, 1m)\n"
     "  --host H             server address, IPv4/IPv6/name (default 127.0.0.1)\n"
-    "  --port P             server port (default 9000)\n"
+    "  --port P|LO-HI       server port (default 9000), or a range of up to 1024 ports:\n"
+    "                       a worker's connects take them in turn (one source address\n"
+    "                       reaches one server port ~64k times; each port as many)\n"
     "  --workers N|auto     worker processes (default auto = ceil(N / worker cap))\n"
     "  --worker-conns N     per-worker connection cap (default and maximum:\n"
     "                       RLIMIT_NOFILE soft limit - 64)\n"
@@ -144,6 +146,7 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     memset(o, 0, sizeof(*o));
     o->host = "127.0.0.1";
     o->port = 9000;
+    o->port_count = 1;
     o->inflight = 1000;
     o->connect_timeout = 10;
     o->backoff_base_ms = 100;
@@ -172,9 +175,9 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
             o->host = val;
             break;
         case F_PORT:
-            if (c1m_parse_long(val, 1, 65535, 0, &v) < 0)
-                return bad(name, val, "expected 1..65535");
-            o->port = (int)v;
+            if (c1m_parse_ports(val, &o->port, &o->port_count) < 0)
+                return bad(name, val, "expected a port 1..65535 or a range LO-HI (LO <= HI, "
+                                      "at most 1024 ports)");
             break;
         case F_WORKERS:
             if (strcmp(val, "auto") == 0) {

@@ -9,7 +9,8 @@
 struct c1m_opts {
     long connections;
     const char *host;
-    int port;
+    int port;               /* --port P, or LO of --port LO-HI */
+    int port_count;         /* ports from port on: connects take them in turn */
     int workers;            /* resolved: --workers or auto */
     long worker_conns;      /* per-worker cap */
     long inflight;

@@ -212,6 +212,16 @@ int c1m_report_json(FILE *f, const struct c1m_summary *s)
     json_offset_s(f, s->last_reconnect_ns);
     fputs(",\n  \"backoff_delay_ms\": ", f);
     json_latency(f, &s->backoff_us);
+    /* the histograms themselves: several clients' summaries merge exactly */
+    fputs(",\n  \"histograms\": {\"connect_us\": ", f);
+    c1m_hist_json(f, &s->connect_us);
+    fputs(", \"pong_us\": ", f);
+    c1m_hist_json(f, &s->pong_us);
+    fputs(", \"push_latency_us\": ", f);
+    c1m_hist_json(f, &s->push.push.latency_us);
+    fputs(", \"backoff_us\": ", f);
+    c1m_hist_json(f, &s->backoff_us);
+    fputs("}", f);
     fprintf(f, ",\n  \"cpu_user_s\": %.3f,\n  \"cpu_sys_s\": %.3f,\n", s->cpu_user_s, s->cpu_sys_s);
     if (s->stopped_reason)
         fprintf(f, "  \"stopped_reason\": \"%s\"\n}\n", s->stopped_reason);

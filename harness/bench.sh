@@ -26,7 +26,8 @@ RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
-       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE)
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE
+       PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
@@ -69,6 +70,13 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             "Kernel profiles and connect rates")
   RATE=0                    comma list of client connect rates (connections/s, 0 = unlimited),
                             each run as its own condition
+  PORTS=9000                the server's port or a range LO-HI (up to 1024 ports): the
+                            workers take them in turn, the client spreads its connects
+  CPUS_SERVER=, CPUS_CLIENT= local runs: the server / the client on these CPUs (taskset -c)
+  HOSTS=                    a hosts file: the server and the clients on other machines over
+                            SSH (harness/README.md "Remote hosts"; SSH_OPTS for ssh's options)
+  APPLY_SYSCTL=0            with HOSTS: 1 writes the profile's kernel settings on the hosts
+                            and restores them at the end (else they are compared and reported)
 USAGE
     exit "${1:-2}"
 }
@@ -183,7 +191,60 @@ read_settings() {
         [[ " ${RATES[*]} " == *" $n "* ]] || RATES+=("$n")
     done
     [ ${#RATES[@]} -gt 0 ] || bad "RATE: empty"
+    read_placement
     check_reference_out
+}
+
+# Where the processes run: PORTS, CPUS_SERVER/CPUS_CLIENT (this machine), or
+# HOSTS (other machines over SSH: lib/hosts.py checks the file, lib/remote.py
+# prepares the hosts once OUT exists, run_remote.py does each run).
+read_placement() {
+    local v err
+    [ -n "${PORTS+x}" ] && [ -z "$PORTS" ] && bad "PORTS: set but empty (unset it for 9000)"
+    PORTS=${PORTS:-9000}
+    is_ports "$PORTS" || bad "PORTS: expects a port 1..65535 or a range LO-HI (LO <= HI, at most 1024 ports): $PORTS"
+    for v in CPUS_SERVER CPUS_CLIENT; do
+        [ -z "${!v:-}" ] || is_cpu_list "${!v}" \
+            || bad "$v: expects a CPU list of this machine's $(grep -c '^cpu[0-9]' /proc/stat) CPUs (0, 0-1, 0,2...): ${!v}"
+    done
+    APPLY_SYSCTL=${APPLY_SYSCTL:-0}
+    [[ $APPLY_SYSCTL =~ ^[01]$ ]] || bad "APPLY_SYSCTL: expects 0 or 1: $APPLY_SYSCTL"
+    HOSTS_JSON=""
+    if [ -z "${HOSTS:-}" ]; then
+        [ -n "${HOSTS+x}" ] && bad "HOSTS: set but empty (unset it to run on this machine)"
+        [ "$APPLY_SYSCTL" = 0 ] || bad "APPLY_SYSCTL: only with HOSTS (a local run's namespace gets the profile)"
+        return 0
+    fi
+    [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
+    [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
+    [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
+    HOSTS_JSON=$("$PYTHON" "$C1M_ROOT/harness/lib/hosts.py" check "$HOSTS" --ports "$PORTS" 2>&1) \
+        || bad "${HOSTS_JSON:-HOSTS: refused}"
+}
+
+# prepare_hosts: with HOSTS, every host connected, checked and staged (exit 2
+# naming the host that cannot be used: no run has started), the kernel
+# settings applied with APPLY_SYSCTL=1 and put back at exit.
+prepare_hosts() {
+    local err apply=()
+    [ -n "$HOSTS_JSON" ] || return 0
+    [ "$APPLY_SYSCTL" = 1 ] && apply=(--apply-sysctl)
+    printf '%s\n' "$HOSTS_JSON" > "$OUT/hosts.json"
+    on_exit "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" close "$OUT/hosts.json"
+    # registered first: an apply interrupted half-way is put back too
+    [ "$APPLY_SYSCTL" = 1 ] && on_exit restore_hosts
+    say "hosts: connecting, checking and staging the build ($(grep -c '"role"' "$OUT/hosts.json") hosts)"
+    err=$("$PYTHON" "$C1M_ROOT/harness/lib/remote.py" prepare "$OUT/hosts.json" "$OUT" \
+              --contenders "$(IFS=,; echo "${CONT[*]}")" "${apply[@]}" 2>&1)
+    case $? in
+        0) [ -n "$err" ] && say "$err" ;;
+        2) bad "$err" ;;
+        *) die "remote.py prepare failed: $err" ;;
+    esac
+}
+restore_hosts() {
+    "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$OUT" \
+        || say "error: the hosts' kernel settings could not all be put back (see above)"
 }
 
 # A reference run (OUT=results/reference*) must be reproducible from its
@@ -381,8 +442,9 @@ run_case() {
         record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
         return
     fi
-    [ "$RUN_NO" -gt 1 ] && settle
-    if ! guard "$c" "$n"; then
+    [ "$RUN_NO" -gt 1 ] && [ -z "$HOSTS_JSON" ] && settle
+    # (the guard reads this machine's memory: not the remote server's)
+    if [ -z "$HOSTS_JSON" ] && ! guard "$c" "$n"; then
         say "   skipped: does not fit in memory: $GUARD_MSG"
         record "$id" "$dir" "${keys[@]}" status=skipped-memory note="$GUARD_MSG"
         return
@@ -394,6 +456,15 @@ run_case() {
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
     [ -n "$var" ] && args+=(--variant "$var")
+    local runner=("$C1M_ROOT/harness/run_one.sh")
+    if [ -n "$HOSTS_JSON" ]; then
+        runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --hosts "$OUT/hosts.json"
+                --meta "$OUT/hosts-meta.json" --ports "$PORTS")
+    else
+        args+=(--port "$PORTS")
+        [ -n "${CPUS_SERVER:-}" ] && args+=(--server-cpus "$CPUS_SERVER")
+        [ -n "${CPUS_CLIENT:-}" ] && args+=(--client-cpus "$CPUS_CLIENT")
+    fi
     [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
     if [ -n "$CLIENT_WORKER_CONNS" ]; then
         # never above what this shell's fd limit allows the client (its own check exits 2)
@@ -406,7 +477,7 @@ run_case() {
     # bench.sh copies that file to the terminal: no pipe between them whose
     # reader, dying first, could kill run_one.sh with SIGPIPE before it cleans up.
     : > "$dir/run_one.log"
-    "$C1M_ROOT/harness/run_one.sh" "${args[@]}" --log "$dir/run_one.log" &
+    "${runner[@]}" "${args[@]}" --log "$dir/run_one.log" &
     CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" "${keys[@]}")
     exec {CUR_LOG}<"$dir/run_one.log"          # opened after the start: not inherited by the run
     wait_run "$CUR_PID"; rc=$RUN_RC
@@ -520,6 +591,7 @@ main() {
     [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
         || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
     check_namespaces
+    prepare_hosts
     # The quiet gate's reference (lib/gate.sh): Slab and TCP objects before any run.
     read -r BASE_SLAB_KIB BASE_TCP_OBJS <<<"$(gate_baseline)"
     [ "$QUIET_MAX" = 0 ] || say "quiet gate: up to ${QUIET_MAX}s before each run; baseline Slab ${BASE_SLAB_KIB} KiB, ${BASE_TCP_OBJS} TCP objects"

@@ -27,16 +27,19 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 usage() {
     cat >&2 <<'USAGE'
 usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S]
-                  [--timeout S] [--port P] [--server-worker-conns N]
+                  [--timeout S] [--port P|LO-HI] [--server-worker-conns N]
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
                   [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R]
+                  [--server-cpus LIST] [--client-cpus LIST]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
   of its variants; --profile: the kernel profile (tuned, stock,
   tuned-KEY or a profile FILE: harness/lib/profiles.sh); --rate: client connects/s (0 = unlimited)
   --log FILE: append this script's messages and progress to FILE (not stderr)
+  --port P|LO-HI: the server's port, or a range (the client spreads its connects over it)
+  --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
 USAGE
     exit 2
 }
@@ -46,7 +49,7 @@ swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
 quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
-scenario=idle variant="" profile=tuned rate=0
+scenario=idle variant="" profile=tuned rate=0 server_cpus="" client_cpus=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -71,6 +74,8 @@ while [ $# -gt 0 ]; do
         --variant) need_value "$@"; variant=$2; shift 2 ;;
         --profile) need_value "$@"; profile=$2; shift 2 ;;
         --rate) need_value "$@"; rate=$2; shift 2 ;;
+        --server-cpus) need_value "$@"; server_cpus=$2; shift 2 ;;
+        --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
         -h|--help) usage ;;
         *) log "unknown flag: $1"; usage ;;
     esac
@@ -86,7 +91,11 @@ fi
 [ -n "$out" ] || { log "--out: required"; usage; }
 contender_known "$contender" \
     || { log "--contender: unknown contender '$contender' (known: ${C1M_CONTENDERS[*]})"; usage; }
-in_range "$port" 1 65535 || { log "--port: expects 1..65535: $port"; usage; }
+is_ports "$port" || { log "--port: expects a port 1..65535 or a range LO-HI (at most 1024 ports): $port"; usage; }
+for v in server_cpus client_cpus; do
+    [ -z "${!v}" ] || is_cpu_list "${!v}" \
+        || { log "--${v//_/-}: expects a CPU list of this machine's $(grep -c '^cpu[0-9]' /proc/stat) CPUs (0-1, 0,2...): ${!v}"; usage; }
+done
 in_range "$timeout" 1 31536000 || { log "--timeout: expects whole seconds >= 1: $timeout"; usage; }
 for v in hold heartbeat min_avail quiet_max quiet_cpu_pct disturb_pct init_pct; do
     in_range "${!v}" 0 31536000 || { log "--${v//_/-}: expects a whole number: ${!v}"; usage; }
@@ -126,13 +135,15 @@ server_cmd() {
     [ -n "$swc" ] && common+=(--worker-conns "$swc")
     # shellcheck disable=SC2207  # the scenario's flags are words
     common+=($(scenario_server_args))
+    [ -n "$server_cpus" ] && printf 'taskset -c %s ' "$server_cpus"
     contender_cmd "$contender" "${common[@]}"
 }
 
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
              [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate
              [condition]=$(condition_of "$profile" "$variant" "$rate")
-             [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail)
+             [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail
+             [port]=$port [server_cpus]=$server_cpus [client_cpus]=$client_cpus)
 # write_result: OUT/result.json from R (typed, the client's summary merged in,
 # sanity bounds applied: harness/lib/record.py), on every exit path.
 write_result() {
@@ -216,7 +227,9 @@ rpid=$!
 state_pid sampler "$rpid"
 on_exit stop_pid "$rpid" 5
 
-client=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$port" --hold inf
+client=()
+[ -n "$client_cpus" ] && client=(taskset -c "$client_cpus")
+client+=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$port" --hold inf
         --heartbeat "$heartbeat" --min-available "$min_avail" --json "$out/client.json" --quiet)
 [ -n "$cwc" ] && client+=(--worker-conns "$cwc")
 [ "$rate" != 0 ] && client+=(--rate "$rate")

@@ -32,7 +32,7 @@ BLOCKING_LOOPS = ("gevent", "threads")
 
 USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api streams|protocol|"
          "blocking\n       [--host H] "
-         "[--port P]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
+         "[--port P|LO-HI]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
          "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--push BYTES [--push-every S "
          "[--push-burst]]]\n       [--stats PATH] [--quiet]")
 
@@ -97,6 +97,28 @@ def _workers(s):
         return parse_long(s, 1, MAX_WORKERS, False)
     except ValueError:
         raise argparse.ArgumentTypeError("%r: expects a number 1-4096 or 'auto'" % s) from None
+
+
+PORTS_MAX = 1024  # c1m_parse_ports's C1M_PORTS_MAX
+
+
+def parse_ports(s):
+    """(lo, count) of a --port value: P or LO-HI, ports 1-65535, LO <= HI,
+    at most PORTS_MAX ports (c1m_parse_ports's rules)."""
+    a, dash, b = s.partition("-")
+    lo = parse_long(a, 1, 65535, False)
+    hi = parse_long(b, 1, 65535, False) if dash else lo
+    if hi < lo or hi - lo + 1 > PORTS_MAX:
+        raise ValueError(s)
+    return lo, hi - lo + 1
+
+
+def _ports(s):
+    try:
+        return parse_ports(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r: expects a port 1-65535 or a range LO-HI (LO <= HI, "
+                                         "at most %d ports)" % (s, PORTS_MAX)) from None
 
 
 def _nonempty(what):
@@ -164,8 +186,10 @@ def build_parser():
                    help="address to listen on (default 0.0.0.0)")
     # not 0: a kernel-chosen port is reported nowhere, and a listener re-opened
     # after the fd-cap back-off would get another one
-    p.add_argument("--port", default=9000, type=_number(1, 65535, False, "expects a port 1-65535"),
-                   help="TCP port (default 9000)")
+    p.add_argument("--port", default=(9000, 1), type=_ports, metavar="P|LO-HI",
+                   help="TCP port (default 9000), or a range of up to %d ports: worker i "
+                        "listens on LO + i mod the range's size (auto: a worker per port at "
+                        "least)" % PORTS_MAX)
     p.add_argument("--backlog", default=65535,
                    type=_number(1, 1 << 20, True, "expects a number 1-1048576"),
                    help="listen() backlog per worker (default 65535; the kernel caps it at "
@@ -228,6 +252,8 @@ def parse(argv=None):
     if cfg.loop in BLOCKING_LOOPS and getattr(cfg, "push", 0):
         p.error("argument --push: not implemented by --loop %s" % cfg.loop)
     cfg.kind = kind
+    # cfg.port: a worker's own port (workers.py sets it per worker from LO)
+    cfg.port, cfg.port_count = cfg.port
     if cfg.push_every and not cfg.push:
         p.error("argument --push-every: needs --push BYTES")
     if cfg.push_burst and not cfg.push:
@@ -254,6 +280,10 @@ def parse(argv=None):
         if cfg.workers > MAX_WORKERS:   # the bound of --workers holds for auto too
             p.error("argument --max-conns: %d connections need more than %d workers of %d"
                     % (cfg.max_conns, MAX_WORKERS, per))
+        cfg.workers = max(cfg.workers, cfg.port_count)  # every port gets a listener
+    elif cfg.workers < cfg.port_count:
+        p.error("argument --workers: %d workers cannot listen on %d ports (one per port at least)"
+                % (cfg.workers, cfg.port_count))
     # The default file is this process's own (the pid makes it unique across
     # network namespaces and runs); workers.run removes it at exit.
     cfg.stats_default = cfg.stats is None

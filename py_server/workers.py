@@ -64,6 +64,9 @@ def _child(cfg, sf, index, old_mask, parent):
             signal.signal(sig, lambda signum, frame: early.append(signum))
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        # this worker's port of a --port range, as if it had been given alone
+        cfg.port += index % cfg.port_count
+        cfg.port_count = 1
         rc = Worker(cfg, sf, index, log=log).run(early_stop=lambda: bool(early))
     except BaseException:
         traceback.print_exc()
@@ -96,20 +99,23 @@ def run(cfg):
     except Unavailable as e:
         log(str(e))
         return 3
-    try:
-        probe_listen(cfg.host, cfg.port)
-    except OSError as e:
-        why = "address in use" if e.errno == errno.EADDRINUSE else (e.strerror or e)
-        log("cannot listen on %s:%d: %s" % (cfg.host, cfg.port, why))
-        return 1
+    for port in range(cfg.port, cfg.port + cfg.port_count):
+        try:
+            probe_listen(cfg.host, port)
+        except OSError as e:
+            why = "address in use" if e.errno == errno.EADDRINUSE else (e.strerror or e)
+            log("cannot listen on %s:%d: %s" % (cfg.host, port, why))
+            return 1
     try:
         sf = st.StatsFile.create(cfg.stats, cfg.workers, cfg.max_conns, cfg.kind)
     except OSError as e:
         log("--stats %s: %s" % (cfg.stats, e.strerror or e))
         return 1
     if not cfg.quiet:
-        log("%s: %d workers x %d connections on %s:%d (sndbuf %d, rcvbuf %d, max-pending %d); "
-            "stats %s; pid %d" % (cfg.kind, cfg.workers, cfg.worker_conns, cfg.host, cfg.port,
+        ports = ("%d-%d" % (cfg.port, cfg.port + cfg.port_count - 1) if cfg.port_count > 1
+                 else "%d" % cfg.port)
+        log("%s: %d workers x %d connections on %s:%s (sndbuf %d, rcvbuf %d, max-pending %d); "
+            "stats %s; pid %d" % (cfg.kind, cfg.workers, cfg.worker_conns, cfg.host, ports,
                                   cfg.sndbuf, cfg.rcvbuf, cfg.max_pending, cfg.stats, os.getpid()))
 
     try:

@@ -149,3 +149,54 @@ print("listening", flush=True); time.sleep(60)' "$PORT" > "$BATS_TEST_TMPDIR/oth
     usage_case "$STAT" --count --count 2 "$f"
     usage_case "$STAT" --watch --wait open=0 --watch 10 "$f"
 }
+
+# listeners_on LO HI: listening sockets in the namespace on ports LO..HI
+listeners_on() { in_ns ss -Hltn "( sport >= :$1 and sport <= :$2 )" | wc -l; }
+# conns_on PORT: established server-side sockets on PORT
+conns_on() { in_ns ss -Htn state established "( sport = :$1 )" | wc -l; }
+
+@test "--port LO-HI: bad ranges and too few workers exit 2 naming the flag (C programs and py_server)" {
+    for prog in "$SERVER" "$C1M_BUILD/c1m-floor" "$CLIENT --connections 1"; do
+        for p in 9001-9000 0-3 9000- -9000 9000-70000 1-1025 9000-90x; do
+            # shellcheck disable=SC2086
+            usage_case $prog --port --port "$p"
+        done
+    done
+    usage_case "$SERVER" --workers --port 9000-9003 --workers 3
+    for p in 9001-9000 1-1025; do
+        run "$PYTHON" -m py_server --loop asyncio --api protocol --port "$p"
+        assert_failure 2
+        assert_output --partial "argument --port"
+    done
+    run "$PYTHON" -m py_server --loop asyncio --api protocol --port 9000-9003 --workers 2
+    assert_failure 2
+    assert_output --partial "2 workers cannot listen on 4 ports"
+}
+
+# range_case NAME SERVER_CMD...: 4 ports, the workers take them in turn (auto
+# makes one per port at least), the client's 2,000 connects spread over them
+range_case() {
+    local name=$1; shift
+    start_server "$STATS" "$@" --port 9200-9203 --max-conns 2000 --quiet
+    [ "$("$STAT" --get workers "$STATS")" -ge 4 ] || fail "$name: $("$STAT" --get workers "$STATS") workers"
+    wait_for 10 eval '[ "$(listeners_on 9200 9203)" -ge 4 ]' || fail "$name: $(listeners_on 9200 9203) listeners"
+    for p in 9200 9201 9202 9203; do
+        [ "$(in_ns ss -Hltn "( sport = :$p )" | wc -l)" -ge 1 ] || fail "$name: nothing listens on $p"
+    done
+    (exec ip netns exec "$TEST_NS" "$CLIENT" --connections 2000 --port 9200-9203 --hold inf --quiet \
+        > "$BATS_TEST_TMPDIR/client.out" 2>&1) &
+    CLIENT_PID=$!
+    wait_for 20 stat_is "$STATS" open 2000 || fail "$name: open $("$STAT" --get open "$STATS")"
+    for p in 9200 9201 9202 9203; do
+        [ "$(conns_on "$p")" = 500 ] || fail "$name: $(conns_on "$p") connections on $p, expected 500"
+    done
+    stop_test_processes
+    CLIENT_PID= SERVER_PID=
+}
+
+@test "--port 9200-9203: c1m-server, c1m-floor and py_server listen on every port; the client spreads 2,000 connects evenly" {
+    need_ns
+    range_case c "$SERVER"
+    range_case floor "$C1M_BUILD/c1m-floor"
+    range_case asyncio-protocol env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol
+}

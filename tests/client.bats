@@ -130,6 +130,15 @@ hb = j.get("heartbeat", {})
 bad += ["heartbeat." + k for k in ("sent", "pongs", "lost") if not isinstance(hb.get(k), int)]
 if not bad and not (hb["sent"] >= 300 and 0 < hb["pongs"] <= hb["sent"] and hb["lost"] == 0):
     bad.append("heartbeat values %r" % hb)
+# the histograms behind the percentiles, bucket by bucket (what remote runs merge)
+hs = j.get("histograms", {})
+for k in ("connect_us", "pong_us", "push_latency_us", "backoff_us"):
+    h = hs.get(k)
+    if not isinstance(h, dict) or sum(n for _, n in h.get("buckets", [])) != h.get("count"):
+        bad.append("histograms." + k)
+if not bad and (hs["connect_us"]["count"] != 300 or hs["pong_us"]["count"] != hb["pongs"]
+                or hs["connect_us"]["max"] != round(lat["max"] * 1000)):
+    bad.append("histogram values")
 print("bad:", bad or "none")
 EOF
     assert_output "bad: none"

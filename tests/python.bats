@@ -99,6 +99,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: several clients' summaries merged, histograms bucket by bucket (tests/py/test_clientmerge.py)" {
+    run py -m unittest tests.py.test_clientmerge
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "c1m extension smoke test (tests/py/pyext_smoke.py)" {
     run py tests/py/pyext_smoke.py
     assert_success

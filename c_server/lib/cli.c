@@ -99,6 +99,33 @@ int c1m_parse_long(const char *s, long min, long max, int allow_suffix, long *ou
     return 0;
 }
 
+int c1m_parse_ports(const char *s, int *lo, int *count)
+{
+    if (!s)
+        return -1;
+    const char *dash = strchr(s, '-');
+    char first[8];
+    long a, b;
+    if (!dash) {
+        if (c1m_parse_long(s, 1, 65535, 0, &a) < 0)
+            return -1;
+        b = a;
+    } else {
+        size_t n = (size_t)(dash - s);
+        if (n == 0 || n >= sizeof(first))
+            return -1;
+        memcpy(first, s, n);
+        first[n] = 0;
+        if (c1m_parse_long(first, 1, 65535, 0, &a) < 0 || c1m_parse_long(dash + 1, 1, 65535, 0, &b) < 0)
+            return -1;
+    }
+    if (b < a || b - a + 1 > C1M_PORTS_MAX)
+        return -1;
+    *lo = (int)a;
+    *count = (int)(b - a + 1);
+    return 0;
+}
+
 int c1m_parse_seconds(const char *s, double min, double max, int allow_inf, double *out)
 {
     if (!s || !*s)

@@ -60,5 +60,10 @@ int c1m_parse_long(const char *s, long min, long max, int allow_suffix, long *ou
 int c1m_parse_seconds(const char *s, double min, double max, int allow_inf, double *out);
 /* A host for --host: non-empty and shorter than C1M_HOST_MAX bytes. 0 or -1. */
 int c1m_parse_host(const char *s);
+/* A --port value: P or LO-HI, ports 1-65535 (never 0: a kernel-chosen port is
+ * reported nowhere), LO <= HI, at most C1M_PORTS_MAX ports. Sets *lo and
+ * *count (1 for a single port). 0 or -1 (outputs untouched). */
+#define C1M_PORTS_MAX 1024
+int c1m_parse_ports(const char *s, int *lo, int *count);
 
 #endif

@@ -33,7 +33,7 @@ static void make_usage(const struct c1m_server_prog *p, char *buf, size_t len)
 {
     int pad = (int)strlen(p->prog) + 8; /* under the first flag: "usage: PROG " */
     int n = snprintf(buf, len,
-                     "usage: %s [--host H] [--port P] [--backlog N] [--workers N|auto] [--max-conns N]\n"
+                     "usage: %s [--host H] [--port P|LO-HI] [--backlog N] [--workers N|auto] [--max-conns N]\n"
                      "%*s[--worker-conns N] [--sndbuf B] [--rcvbuf B] [--max-pending B]\n",
                      p->prog, pad, "");
     if (p->flags_usage && n > 0 && (size_t)n < len)
@@ -57,7 +57,9 @@ static void help(const struct c1m_server_prog *p, const struct c1m_server_opts *
     printf("%s\n%s\n\n", usage, p->about);
     printf(
         "  --host H          address to listen on (default 0.0.0.0)\n"
-        "  --port P          TCP port (default 9000)\n"
+        "  --port P|LO-HI    TCP port (default 9000), or a range of up to %d ports: worker i\n"
+        "                    listens on LO + i mod the range's size (auto: a worker per\n"
+        "                    port at least)\n"
         "  --backlog N       listen() backlog per worker (default 65535; the kernel caps it\n"
         "                    at net.core.somaxconn)\n"
         "  --workers N|auto  worker processes (default auto: enough workers of\n"
@@ -67,7 +69,7 @@ static void help(const struct c1m_server_prog *p, const struct c1m_server_opts *
         "                    re-opens it below 90%% (default RLIMIT_NOFILE - %d = %d here).\n"
         "                    With net.ipv4.tcp_migrate_req=1 the connections queued on a\n"
         "                    closed listener move to the other workers instead of being reset.\n",
-        (int)(AUTO_FILL * 100), C1M_SERVER_FD_RESERVE,
+        C1M_PORTS_MAX, (int)(AUTO_FILL * 100), C1M_SERVER_FD_RESERVE,
         c1m_nofile_limit() - C1M_SERVER_FD_RESERVE);
     buf_help("--sndbuf B", "SO_SNDBUF", o->sndbuf);
     buf_help("--rcvbuf B", "SO_RCVBUF", o->rcvbuf);
@@ -148,9 +150,9 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
         case F_PORT:
             /* not 0: a kernel-chosen port is reported nowhere, and the
              * listener's re-open after the fd-cap back-off would get another */
-            if (c1m_parse_long(v, 1, 65535, 0, &x) < 0)
-                return c1m_cli_error(&c, a, v, "expects a port 1-65535");
-            o->port = (int)x;
+            if (c1m_parse_ports(v, &o->port, &o->port_count) < 0)
+                return c1m_cli_error(&c, a, v, "expects a port 1-65535 or a range LO-HI "
+                                               "(LO <= HI, at most 1024 ports)");
             break;
         case F_BACKLOG:
             if (c1m_parse_long(v, 1, 1 << 20, 1, &x) < 0)
@@ -205,6 +207,13 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
                      o->max_conns, MAX_WORKERS, per > 0 ? per : 1);
             return c1m_cli_error(&c, "--max-conns", NULL, why);
         }
+        if (o->workers < o->port_count)   /* every port gets a listener */
+            o->workers = o->port_count;
+    } else if (o->workers < o->port_count) {
+        char why[96];
+        snprintf(why, sizeof(why), "%d workers cannot listen on %d ports (one per port at least)",
+                 o->workers, o->port_count);
+        return c1m_cli_error(&c, "--workers", NULL, why);
     }
     return -1;
 }
@@ -222,13 +231,15 @@ static int check_listen(const char *prog, const struct c1m_server_opts *o)
                 gai == EAI_SYSTEM ? strerror(errno) : gai_strerror(gai));
         return -1;
     }
-    int probe = c1m_listen_tcp(o->host, o->port, 1, 0);
-    if (probe < 0) {
-        fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", prog, o->host, o->port,
-                errno == EADDRINUSE ? "address in use" : strerror(errno));
-        return -1;
+    for (int port = o->port; port < o->port + o->port_count; port++) {
+        int probe = c1m_listen_tcp(o->host, port, 1, 0);
+        if (probe < 0) {
+            fprintf(stderr, "%s: cannot listen on %s:%d: %s\n", prog, o->host, port,
+                    errno == EADDRINUSE ? "address in use" : strerror(errno));
+            return -1;
+        }
+        close(probe);
     }
-    close(probe);
     return 0;
 }
 
@@ -256,7 +267,11 @@ static int worker_main(int i, void *ud)
 {
     struct runctx *r = ud;
     r->st->w[i].pid = (uint64_t)getpid();
-    return r->p->worker_run(r->p->ud, r->o, r->st, i);
+    /* this worker's port of a --port range, as if it had been given alone */
+    struct c1m_server_opts mine = *r->o;
+    mine.port = r->o->port + i % r->o->port_count;
+    mine.port_count = 1;
+    return r->p->worker_run(r->p->ud, &mine, r->st, i);
 }
 
 int c1m_server_main(const struct c1m_server_prog *p, struct c1m_server_opts *o, int argc,
@@ -265,6 +280,7 @@ int c1m_server_main(const struct c1m_server_prog *p, struct c1m_server_opts *o, 
     int nofile = c1m_nofile_limit();
     o->host = "0.0.0.0";
     o->port = 9000;
+    o->port_count = 1;
     o->backlog = 65535;
     o->workers = 0;
     o->max_conns = 10000;
@@ -302,10 +318,16 @@ int c1m_server_main(const struct c1m_server_prog *p, struct c1m_server_opts *o, 
         fprintf(stderr, "%s: --stats %s: %s\n", p->prog, o->stats_path, c1m_stats_strerror(errno));
         return 1;
     }
-    if (!o->quiet)
-        fprintf(stderr, "%s: %d workers x %ld connections on %s:%d (sndbuf %d, rcvbuf %d); "
+    if (!o->quiet) {
+        char ports[16];
+        if (o->port_count > 1)
+            snprintf(ports, sizeof(ports), "%d-%d", o->port, o->port + o->port_count - 1);
+        else
+            snprintf(ports, sizeof(ports), "%d", o->port);
+        fprintf(stderr, "%s: %d workers x %ld connections on %s:%s (sndbuf %d, rcvbuf %d); "
                         "stats %s; pid %d\n", p->prog, o->workers, o->worker_conns, o->host,
-                o->port, o->sndbuf, o->rcvbuf, o->stats_path, (int)getpid());
+                ports, o->sndbuf, o->rcvbuf, o->stats_path, (int)getpid());
+    }
 
     struct runctx rc = {p, o, &st};
     struct c1m_workers ws;

@@ -8,6 +8,13 @@
  * the counters file (stats.h, removed at exit when it is the default one);
  * the workers forked and supervised (workers.h). A program adds its own flags
  * through a table and a callback, and gives the worker body.
+ *
+ * --port LO-HI (issue 11: one client address reaches one server port at most
+ * ~64k times) gives the workers the ports in turn: worker i listens on
+ * LO + i mod the range's size, and sees that port alone in its options
+ * (o->port, port_count 1), so a worker body knows nothing of ranges.
+ * --workers auto makes at least one worker per port; fewer workers than
+ * ports is a usage error.
  */
 #ifndef C1M_SERVER_MAIN_H
 #define C1M_SERVER_MAIN_H
@@ -30,7 +37,8 @@
  * c1m-server's defaults, set by c1m_server_main. */
 struct c1m_server_opts {
     const char *host;
-    int port;
+    int port;            /* a worker's own port (--port LO-HI: LO in the parent) */
+    int port_count;      /* --port LO-HI: HI - LO + 1 ports, 1 for a single port */
     int backlog;
     int workers;
     long max_conns;      /* the target (sizes --workers auto) */

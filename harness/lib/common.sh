@@ -167,6 +167,29 @@ in_range() {
     d=${1#"${1%%[!0]*}"}
     [ ${#d} -le 18 ] && [ "${d:-0}" -ge "$2" ] && [ "${d:-0}" -le "$3" ]
 }
+# is_ports P|LO-HI: a --port value (c1m_parse_ports's rule: 1..65535, LO <=
+# HI, at most 1024 ports).
+is_ports() {
+    [[ $1 =~ ^([0-9]{1,5})(-([0-9]{1,5}))?$ ]] || return 1
+    local lo=${BASH_REMATCH[1]} hi=${BASH_REMATCH[3]:-${BASH_REMATCH[1]}}
+    in_range "$lo" 1 65535 && in_range "$hi" "$lo" 65535 && [ $((10#$hi - 10#$lo)) -lt 1024 ]
+}
+# ports_filter P|LO-HI: the ss filter for sockets whose local port is in it.
+ports_filter() {
+    local lo=${1%-*} hi=${1#*-}
+    echo "( sport >= :$lo and sport <= :$hi )"
+}
+# is_cpu_list LIST: a taskset -c list (0-3,6) of CPUs this machine has.
+is_cpu_list() {
+    [[ $1 =~ ^[0-9]{1,4}(-[0-9]{1,4})?(,[0-9]{1,4}(-[0-9]{1,4})?)*$ ]] || return 1
+    local n part a b
+    n=$(grep -c '^cpu[0-9]' /proc/stat)
+    IFS=, read -r -a part <<<"$1"
+    for a in "${part[@]}"; do
+        b=${a#*-} a=${a%-*}
+        [ $((10#$a)) -le $((10#$b)) ] && [ $((10#$b)) -lt "$n" ] || return 1
+    done
+}
 tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
 mem_available_mib() { awk '/^MemAvailable:/{print int($2/1024)}' /proc/meminfo; }

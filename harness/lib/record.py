@@ -149,6 +149,9 @@ def cmd_write(args):
             rec["flags"] = ";".join(x for x in (flags, "client-json-unreadable") if x)
             print(f"record.py: {client_path}: {e}", file=sys.stderr)
         else:
+            # the bucket-by-bucket histograms (for merging several clients)
+            # stay in the run's client.json: the record keeps the percentiles
+            client.pop("histograms", None)
             rec["client"] = client
             for k, v in client_columns(client).items():
                 if rec.get(k) is None:

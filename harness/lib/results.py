@@ -223,6 +223,15 @@ def cmd_meta(run_dir, pairs):
         "fs_nr_open": read_int("/proc/sys/fs/nr_open"),
     })
     meta.setdefault("mem_available_at_start_kib", read_int_field("/proc/meminfo", "MemAvailable"))
+    # a run over SSH (HOSTS): every host's facts, kernel settings and how they
+    # differ from the profile (lib/remote.py prepare)
+    hm = os.path.join(run_dir, "hosts-meta.json")
+    if os.path.exists(hm):
+        try:
+            with open(hm) as f:
+                meta["remote_hosts"] = json.load(f)
+        except (OSError, ValueError):
+            meta["remote_hosts"] = None
     profs = sysctl_profiles(run_dir)
     differ = None
     if profs:

@@ -42,6 +42,8 @@ COLUMNS = [
 TEXT_COLUMNS = {
     "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "ramp_file", "acceptq_max_per_listener",
     "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
+    # ports ("9000-9015"), CPU lists ("0" or "0-1") and host names stay text too
+    "port", "ports", "server_cpus", "client_cpus", "hosts",
 }
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -191,7 +191,7 @@ stall_cut_times() {
 stall_ss() {
     local t0 res sockets sendq wq
     t0=$(now_s)
-    res=$(ip netns exec "$ns" ss -tmnH state connected "( sport = :$port )" 2>/dev/null | awk '
+    res=$(ip netns exec "$ns" ss -tmnH state connected "$(ports_filter "$port")" 2>/dev/null | awk '
         {
             for (i = 1; i <= NF; i++)
                 if ($i ~ /^skmem:\(/ && match($i, /[(,]w[0-9]+/))

@@ -1,0 +1,404 @@
+"""remote.py - the harness's hosts over SSH (HOSTS=path; harness/README.md
+"Remote hosts"): one OpenSSH connection per host (ControlMaster), staging of
+the build, the prerequisites, the hosts' kernel settings (recorded, compared
+with the profile, applied and restored with APPLY_SYSCTL=1), and remote
+processes that end with the SSH session that started them.
+
+    remote.py prepare HOSTS.json OUT_DIR --contenders C,... [--apply-sysctl]
+        connect, check, stage; writes OUT_DIR/hosts-meta.json (facts, the
+        profile's differences, each host's staging directory) and, with
+        --apply-sysctl, OUT_DIR/sysctl-restore.json. Exit 2 naming the host
+        and the reason when a host is unreachable or lacks something: then
+        nothing was started or changed (a host staged before the failing one
+        keeps its staging directory, which is keyed by the commit).
+    remote.py restore OUT_DIR      put back what prepare --apply-sysctl wrote
+    remote.py close HOSTS.json     end the ControlMaster connections
+
+SSH options: SSH_OPTS (words, e.g. "-i KEY -o UserKnownHostsFile=FILE"),
+always with BatchMode=yes (no password prompt can hang a run), a connect
+timeout and keep-alives (a host that stops answering is lost within ~15 s).
+The control sockets live in C1M_SSH_CTL (default /tmp/c1m-ssh-<uid>).
+"""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tarfile
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+PROFILE_FILE = os.path.join(ROOT, "harness", "kernel-profile.conf")
+# what a host needs per contender (besides the C programs every run uses)
+PY_CONTENDERS = {"pyext", "asyncio-protocol", "asyncio-streams", "uvloop", "gevent", "threads"}
+PY_MODULES = {"uvloop": "uvloop", "gevent": "gevent"}
+BINARIES = ("c1m-server", "c1m-client", "c1m-stat", "c1m-floor", "c1m-libuv", "c1m-uring")
+
+
+class RemoteError(Exception):
+    """A host that cannot be used: its name and why."""
+
+    def __init__(self, host, why):
+        super().__init__("%s %s (line %d): %s" % (host["role"], host["target"], host["line"], why))
+        self.host = host
+
+
+def ctl_dir():
+    d = os.environ.get("C1M_SSH_CTL") or "/tmp/c1m-ssh-%d" % os.getuid()
+    os.makedirs(d, mode=0o700, exist_ok=True)
+    return d
+
+
+def ssh_argv(host, *, master=True):
+    """ssh's words for host, up to (and with) the destination."""
+    argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10",
+            "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3",
+            "-p", str(host["ssh_port"])]
+    if master:
+        argv += ["-o", "ControlMaster=auto", "-o", "ControlPath=%s/%%C" % ctl_dir(),
+                 "-o", "ControlPersist=600"]
+    argv += shlex.split(os.environ.get("SSH_OPTS", ""))
+    return argv + ["%s@%s" % (host["user"], host["address"])]
+
+
+def run(host, script, timeout=60, input_bytes=None):
+    """Run `script` (a shell command line) on host. Returns (rc, out, err)
+    as text; rc 255 is ssh's own failure (host unreachable or lost)."""
+    try:
+        p = subprocess.run(ssh_argv(host) + [script], input=input_bytes, capture_output=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return 255, "", "no answer within %ds" % timeout
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def must(host, script, what, timeout=60, input_bytes=None):
+    rc, out, err = run(host, script, timeout, input_bytes)
+    if rc != 0:
+        last = (err.strip().splitlines() or ["exit %d" % rc])[-1]
+        raise RemoteError(host, "%s: %s" % (what, "unreachable: " + last if rc == 255 else last))
+    return out
+
+
+def close(host):
+    subprocess.run(ssh_argv(host)[:-1] + ["-O", "exit", ssh_argv(host)[-1]],
+                   capture_output=True, timeout=15)
+
+
+def all_hosts(cfg):
+    return [cfg["server"]] + cfg["clients"]
+
+
+# ---------------------------------------------------------------------------
+# staging
+
+def commit_key():
+    """The staging directory's name: the commit, with -dirty when the tree has
+    uncommitted changes to tracked files (those are staged too)."""
+    def git(*a):
+        return subprocess.run(["git", "-C", ROOT] + list(a), capture_output=True, text=True).stdout.strip()
+    c = git("rev-parse", "HEAD") or "nogit"
+    return c[:12] + ("-dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def build_tar(build, pyext):
+    """A gzip tar of what a host runs: bin/ (the C programs built), pyext/
+    (the extension), py_server/ (the Python contenders) and harness/lib/probe.sh."""
+    fd, path = tempfile.mkstemp(prefix="c1m-stage-", suffix=".tar.gz")
+    os.close(fd)
+    with tarfile.open(path, "w:gz") as t:
+        for b in BINARIES:
+            p = os.path.join(build, b)
+            if os.path.exists(p):
+                t.add(p, arcname="bin/" + b)
+        if pyext and os.path.isdir(os.path.join(build, "pyext")):
+            for f in os.listdir(os.path.join(build, "pyext")):
+                if f.endswith(".so"):
+                    t.add(os.path.join(build, "pyext", f), arcname="pyext/" + f)
+        for f in sorted(os.listdir(os.path.join(ROOT, "py_server"))):
+            if f.endswith(".py"):
+                t.add(os.path.join(ROOT, "py_server", f), arcname="py_server/" + f)
+        # what the run reads on a host (server pids, RSS, CPU, slab): the same
+        # functions as a local run's
+        t.add(os.path.join(ROOT, "harness", "lib", "probe.sh"), arcname="harness/lib/probe.sh")
+    return path
+
+
+def stage(host, tar_path, key):
+    """Copy and unpack the build into host's DIR/KEY (over the SSH connection);
+    returns that directory."""
+    d = "%s/%s" % (host["dir"], key)
+    with open(tar_path, "rb") as f:
+        data = f.read()
+    must(host, "mkdir -p %s && tar -xzf - -C %s" % (shlex.quote(d), shlex.quote(d)),
+         "staging into %s" % d, timeout=120, input_bytes=data)
+    return d
+
+
+def profile_keys():
+    out = []
+    with open(PROFILE_FILE) as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if "=" in line:
+                k, _, v = line.partition("=")
+                out.append((k.strip(), " ".join(v.split())))
+    return out
+
+
+def facts(host, keys):
+    """The host's kernel, CPUs, memory, fd limits and every profile key."""
+    names = " ".join(shlex.quote(k) for k, _ in keys)
+    script = ("uname -r; uname -m; nproc; awk '/^MemTotal:/{print $2}' /proc/meminfo; ulimit -n; "
+              "cat /proc/sys/fs/nr_open /proc/sys/fs/file-max; "
+              "for k in %s; do printf '%%s=' \"$k\"; sysctl -n \"$k\" 2>/dev/null | tr -s ' \\t' ' ' "
+              "|| echo; done" % names)
+    lines = must(host, script, "reading its facts").splitlines()
+    if len(lines) < 7:
+        raise RemoteError(host, "reading its facts: short answer")
+    f = {"kernel": lines[0], "arch": lines[1], "cpus": int(lines[2]), "mem_kib": int(lines[3]),
+         "nofile": lines[4], "nr_open": lines[5], "file_max": lines[6], "sysctl": {}}
+    for line in lines[7:]:
+        k, _, v = line.partition("=")
+        f["sysctl"][k] = v.strip()
+    return f
+
+
+def prepare(cfg, out, contenders, apply_sysctl, build, python):
+    """Every host connected, checked and staged, or RemoteError for the first
+    that cannot be used. Returns the hosts' metadata."""
+    keys = profile_keys()
+    local_arch = os.uname().machine
+    # the interpreter the extension was built for runs this script (PYTHON)
+    local_py = "%d.%d" % sys.version_info[:2]
+    need_py = bool(PY_CONTENDERS & set(contenders))
+    meta = {"hosts": {}, "commit": commit_key(), "profile": dict(keys)}
+    for h in all_hosts(cfg):        # reachable at all, before anything else
+        must(h, "true", "connecting")
+    tar = build_tar(build, need_py)
+    try:
+        for h in all_hosts(cfg):
+            f = facts(h, keys)
+            if f["arch"] != local_arch:
+                raise RemoteError(h, "architecture %s, the build is %s" % (f["arch"], local_arch))
+            if need_py and h["role"] == "server":
+                v = must(h, "%s -c \"import sys; print('%%d.%%d' %% sys.version_info[:2])\""
+                         % shlex.quote(python), "running %s" % python).strip()
+                if v != local_py:
+                    raise RemoteError(h, "%s is Python %s; the extension is built for %s"
+                                      % (python, v, local_py))
+                for c, mod in PY_MODULES.items():
+                    if c in contenders:
+                        must(h, "%s -c 'import %s'" % (shlex.quote(python), mod),
+                             "contender %s needs the module %s" % (c, mod))
+            d = stage(h, tar, meta["commit"])
+            must(h, "%s/bin/c1m-stat --help >/dev/null && %s/bin/c1m-client --help >/dev/null"
+                 % (shlex.quote(d), shlex.quote(d)), "running the staged programs in %s" % d)
+            f["dir"] = d
+            f["differs"] = {k: {"host": f["sysctl"].get(k), "profile": v}
+                            for k, v in keys if f["sysctl"].get(k) != v}
+            meta["hosts"][h["name"]] = f
+    finally:
+        os.unlink(tar)
+    if apply_sysctl:
+        restore = {}
+        try:
+            for h in all_hosts(cfg):
+                d = meta["hosts"][h["name"]]["differs"]
+                restore[h["name"]] = {"host": h, "values": {k: v["host"] for k, v in d.items()}}
+                # written before the change: an interrupted apply is restored too
+                write_json(os.path.join(out, "sysctl-restore.json"), restore)
+                for k, v in d.items():
+                    must(h, "sysctl -q -w %s" % shlex.quote("%s=%s" % (k, v["profile"])),
+                         "APPLY_SYSCTL: writing %s" % k)
+        except RemoteError:
+            restore_sysctl(out)
+            raise
+        meta["applied"] = True
+    write_json(os.path.join(out, "hosts-meta.json"), meta)
+    return meta
+
+
+def restore_sysctl(out):
+    """Put back the values prepare() changed; returns the errors (strings)."""
+    path = os.path.join(out, "sysctl-restore.json")
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        restore = json.load(f)
+    errors = []
+    for name, r in restore.items():
+        for k, v in r["values"].items():
+            if v is None:
+                continue
+            rc, _, err = run(r["host"], "sysctl -q -w %s" % shlex.quote("%s=%s" % (k, v)), timeout=30)
+            if rc != 0:
+                errors.append("%s: %s back to %s: %s" % (name, k, v, err.strip() or "exit %d" % rc))
+    if not errors:
+        os.unlink(path)
+    return errors
+
+
+def write_json(path, obj):
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
+    with os.fdopen(fd, "w") as f:
+        json.dump(obj, f, indent=1)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+# ---------------------------------------------------------------------------
+# remote processes
+
+# The wrapper every remote process runs under: it reports its pid, runs the
+# command with its output to LOG, and kills it (TERM, then KILL) when the
+# session's stdin ends, which happens when the harness closes it, exits or
+# dies, or the connection is lost: nothing outlives the run. With BARRIER it
+# first prints "ready" and waits for a line on stdin before starting.
+# (A background job's stdin is /dev/null in sh: the watcher reads the
+# session's stdin through fd 3, which the command itself does not get.)
+WRAPPER = r"""
+%(barrier)s
+cd %(dir)s || exit 97
+exec 3<&0
+%(env)s %(cmd)s > %(log)s 2>&1 < /dev/null 3<&- &
+p=$!
+echo "pid $p"
+( cat <&3 > /dev/null; kill -TERM $p 2>/dev/null; sleep 10; kill -KILL $p 2>/dev/null ) > /dev/null 2>&1 &
+w=$!
+exec 3<&-
+wait $p
+rc=$?
+kill $w 2>/dev/null
+echo "exit $rc"
+"""
+
+
+class Proc:
+    """A process started on a host under WRAPPER."""
+
+    def __init__(self, host, directory, cmd, log, env=None, barrier=False, cpus=None):
+        words = " ".join(shlex.quote(w) for w in cmd)
+        if cpus:
+            words = "taskset -c %s %s" % (shlex.quote(cpus), words)
+        script = WRAPPER % {
+            "barrier": 'echo ready; read -r go || exit 98' if barrier else "",
+            "dir": shlex.quote(directory),
+            "env": "env " + " ".join(shlex.quote("%s=%s" % kv) for kv in (env or {}).items()) if env else "",
+            "cmd": words, "log": shlex.quote(log)}
+        self.host, self.log = host, log
+        self.pid = None
+        self.rc = None
+        self.p = subprocess.Popen(ssh_argv(host) + [script], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+
+    def readline(self, timeout):
+        """The wrapper's next line ("ready", "pid N", "exit N"), or None."""
+        import select
+        r, _, _ = select.select([self.p.stdout], [], [], timeout)
+        if not r:
+            return None
+        line = self.p.stdout.readline()
+        return line.decode(errors="replace").strip() if line else ""
+
+    def expect(self, word, timeout):
+        """Wait for the wrapper's WORD line; False when the session ended."""
+        import time
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            line = self.readline(max(0.0, end - time.monotonic()))
+            if line is None:
+                return False
+            if line == "":
+                return False          # EOF: the session ended
+            if line == word or line.startswith(word + " "):
+                if word == "pid":
+                    self.pid = int(line.split()[1])
+                if word == "exit":
+                    self.rc = int(line.split()[1])
+                return True
+        return False
+
+    def go(self):
+        self.p.stdin.write(b"go\n")
+        self.p.stdin.flush()
+
+    def alive(self):
+        return self.p.poll() is None
+
+    def signal(self, sig="TERM"):
+        if self.pid:
+            run(self.host, "kill -%s %d 2>/dev/null" % (sig, self.pid), timeout=20)
+
+    def finish(self, timeout):
+        """Wait for the process's end (its "exit N"); returns its status or
+        None. Then the session is closed (the wrapper kills what is left)."""
+        if self.rc is None and self.alive():
+            self.expect("exit", timeout)
+        self.close()
+        return self.rc
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+    def stderr_tail(self):
+        try:
+            return (self.p.stderr.read() or b"").decode(errors="replace").strip().splitlines()[-1:]
+        except (OSError, ValueError):
+            return []
+
+
+def main(argv):
+    import argparse
+    p = argparse.ArgumentParser(prog="remote.py")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    a = sub.add_parser("prepare")
+    a.add_argument("hosts")
+    a.add_argument("out")
+    a.add_argument("--contenders", required=True)
+    a.add_argument("--apply-sysctl", action="store_true")
+    a.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
+    a.add_argument("--python", default=os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON")
+                   or "/usr/bin/python3")
+    r = sub.add_parser("restore")
+    r.add_argument("out")
+    c = sub.add_parser("close")
+    c.add_argument("hosts")
+    args = p.parse_args(argv)
+    if args.cmd == "restore":
+        errors = restore_sysctl(args.out)
+        for e in errors:
+            print("remote.py: restore: %s" % e, file=sys.stderr)
+        return 1 if errors else 0
+    with open(args.hosts) as f:
+        cfg = json.load(f)
+    if args.cmd == "close":
+        for h in all_hosts(cfg):
+            close(h)
+        return 0
+    try:
+        meta = prepare(cfg, args.out, args.contenders.split(","), args.apply_sysctl, args.build,
+                       args.python)
+    except RemoteError as e:
+        print("HOSTS: %s; nothing started" % e, file=sys.stderr)
+        return 2
+    for name, f in meta["hosts"].items():
+        if f["differs"] and not meta.get("applied"):
+            print("remote.py: %s: %d kernel settings differ from the profile (not applied; "
+                  "APPLY_SYSCTL=1 applies them): %s" % (name, len(f["differs"]), ", ".join(
+                      "%s=%s (profile %s)" % (k, v["host"], v["profile"]) for k, v in f["differs"].items())),
+                  file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

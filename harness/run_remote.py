@@ -1,0 +1,451 @@
+#!/usr/bin/env python3
+"""run_remote.py - one contender at one tier over SSH: the server on the hosts
+file's server host, the C client on its client hosts (HOSTS=path; bench.sh
+runs this instead of run_one.sh; harness/README.md "Remote hosts").
+
+The hosts were prepared by harness/lib/remote.py (connected, checked, the
+build staged: --meta names its hosts-meta.json). One run:
+  1. the server starts on the server host (the registry's command, as locally,
+     from the staged build); its counters are streamed back
+     (`c1m-stat --csv --watch 100` over the SSH connection) into ramp.csv;
+  2. every client host gets its share of N (by capacity) and starts behind a
+     barrier: each reports ready, then all get "go" at once;
+  3. the ramp ends when the streamed counters show N open (timed on this
+     host's clock from the "go": the hosts' clocks need not agree);
+  4. the hold with heartbeats; then the health, three ways that must agree:
+     the server's counters (live workers only), the server host's
+     established sockets on the server's ports (`ss`), and the clients'
+     open_at_end summed;
+  5. the clients stop, their summaries come back and merge into client.json
+     (lib/clientmerge.py: histograms bucket by bucket) and hosts.csv.
+Every remote process runs under lib/remote.py's wrapper and dies with its SSH
+session: a stop signal here (INT, TERM, HUP), an error, or this script's
+death ends them; a host lost mid-run makes the run `host-lost`, naming it.
+Writes OUT/result.json (lib/record.py), ramp.csv, client.json, hosts.csv,
+server.log, client-HOST.log and sysctl.txt (the server host's profile keys).
+Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
+"""
+import argparse
+import csv
+import ipaddress
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(HERE, "lib"))
+import clientmerge  # noqa: E402
+import hosts as hostsfile  # noqa: E402
+import remote  # noqa: E402
+
+RECORD = os.path.join(HERE, "lib", "record.py")
+
+
+class Stop(Exception):
+    """A stop signal."""
+
+
+class Lost(Exception):
+    """A host stopped answering."""
+
+    def __init__(self, host, what):
+        super().__init__("%s %s (line %d) lost: %s" % (host["role"], host["target"], host["line"], what))
+        self.host = host
+
+
+def log(msg):
+    sys.stderr.write("run_remote.py: %s\n" % msg)
+    sys.stderr.flush()
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="run_remote.py")
+    p.add_argument("--contender", required=True)
+    p.add_argument("--conns", required=True)
+    p.add_argument("--out", required=True)
+    p.add_argument("--hosts", required=True, help="hosts.py check's JSON")
+    p.add_argument("--meta", required=True, help="remote.py prepare's hosts-meta.json")
+    p.add_argument("--ports", default="9000")
+    p.add_argument("--hold", type=int, default=10)
+    p.add_argument("--heartbeat", type=float, default=5)
+    p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--min-available", type=int, default=1024)
+    p.add_argument("--server-worker-conns", type=int)
+    p.add_argument("--client-worker-conns", type=int)
+    p.add_argument("--rate", type=int, default=0)
+    p.add_argument("--scenario", default="idle")
+    p.add_argument("--profile", default="tuned")
+    p.add_argument("--variant", default="")
+    p.add_argument("--log")
+    p.add_argument("--quiet", action="store_true")
+    # run_one.sh's local-machine settings: accepted, not used (remote hosts get
+    # no quiet gate and no namespace)
+    for k in ("--quiet-max", "--quiet-cpu-pct", "--disturb-pct", "--init-pct",
+              "--baseline-slab-kib", "--baseline-tcp-objs"):
+        p.add_argument(k)
+    a = p.parse_args(argv)
+    sys.path.insert(0, ROOT)
+    from py_server.cli import parse_long, parse_ports
+    try:
+        a.n = parse_long(a.conns, 1, 100000000, True)
+    except ValueError:
+        p.error("--conns: expects a count 1-100m: %r" % a.conns)
+    try:
+        a.port_lo, a.port_count = parse_ports(a.ports)
+    except ValueError:
+        p.error("--ports: expects a port 1-65535 or a range LO-HI: %r" % a.ports)
+    if a.scenario != "idle" or a.profile != "tuned" or a.variant:
+        p.error("remote runs take SCENARIO=idle and PROFILE=tuned only (the hosts' own kernel "
+                "settings: APPLY_SYSCTL=1)")
+    return a
+
+
+def contender_cmd(name, bindir, python, args):
+    """The registry's command (lib/contenders.sh), for the staged build."""
+    script = 'source "$1/harness/lib/contenders.sh"; BUILD=$2 PYTHON=$3; shift 3; contender_cmd "$@"'
+    p = subprocess.run(["bash", "-c", script, "-", ROOT, bindir, python, name] + args,
+                       capture_output=True, text=True)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise SystemExit("run_remote.py: --contender: unknown contender %r" % name)
+    return p.stdout.split()
+
+
+class Run:
+    def __init__(self, a):
+        self.a = a
+        with open(a.hosts) as f:
+            self.cfg = json.load(f)
+        with open(a.meta) as f:
+            self.meta = json.load(f)
+        self.srv = self.cfg["server"]
+        self.dir = {h["name"]: self.meta["hosts"][h["name"]]["dir"] for h in remote.all_hosts(self.cfg)}
+        self.tag = "c1m-remote-%d-%d" % (os.getpid(), int(time.time()))
+        self.stats = "/dev/shm/%s.stats" % self.tag
+        self.procs = []          # every remote process of the run, for the cleanup
+        self.R = {"contender": a.contender, "target": a.n, "status": "failed", "accepted": 0,
+                  "scenario": "idle", "variant": "", "profile": "tuned", "rate": a.rate, "condition": "",
+                  "hold_s": a.hold, "heartbeat_s": a.heartbeat, "timeout_s": a.timeout,
+                  "min_available_mib": a.min_available, "gate": "remote", "remote": 1,
+                  "ports": a.ports, "hosts": " ".join(h["name"] for h in remote.all_hosts(self.cfg))}
+        self.client_files = []
+
+    # -- helpers over SSH
+    def sh(self, host, script, what, timeout=60):
+        rc, out, err = remote.run(host, script, timeout)
+        if rc == 255:
+            raise Lost(host, "%s: %s" % (what, (err.strip().splitlines() or ["no answer"])[-1]))
+        return rc, out
+
+    def probe(self, host, fn, *args):
+        """lib/probe.sh's FN on host (staged beside the build)."""
+        d = self.dir[host["name"]]
+        script = "BUILD=%s; source %s/harness/lib/probe.sh; %s %s" % (
+            shlex.quote(d + "/bin"), shlex.quote(d), fn, " ".join(shlex.quote(str(x)) for x in args))
+        rc, out = self.sh(host, "bash -c %s" % shlex.quote(script), fn)
+        return out.strip()
+
+    def stat(self, field):
+        rc, out = self.sh(self.srv, "%s/bin/c1m-stat --get %s %s" % (
+            shlex.quote(self.dir[self.srv["name"]]), field, self.stats), "c1m-stat")
+        return out.strip() if rc == 0 else ""
+
+    # -- the run
+    def run(self):
+        a, R = self.a, self.R
+        os.makedirs(a.out, exist_ok=True)
+        sd = self.dir[self.srv["name"]]
+        common = ["--host", "0.0.0.0", "--port", a.ports, "--max-conns", str(a.n),
+                  "--stats", self.stats, "--quiet"]
+        if a.server_worker_conns:
+            common += ["--worker-conns", str(a.server_worker_conns)]
+        python = os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON") or "/usr/bin/python3"
+        cmd = contender_cmd(a.contender, sd + "/bin", python, common)
+        R["server_cmd"] = " ".join(cmd)
+        with open(os.path.join(a.out, "sysctl.txt"), "w") as f:
+            for k, v in self.meta["hosts"][self.srv["name"]]["sysctl"].items():
+                f.write("%s = %s\n" % (k, v))
+        server = remote.Proc(self.srv, sd, cmd, "/tmp/%s-server.log" % self.tag,
+                             env={"PYTHONPATH": "%s:%s/pyext" % (sd, sd)}, cpus=self.srv.get("cpus"))
+        self.procs.append(server)
+        if not server.expect("pid", 30):
+            raise Lost(self.srv, "starting the server: %s" % " ".join(server.stderr_tail()))
+        spid = server.pid
+        rc, _ = self.sh(self.srv, "%s/bin/c1m-stat --wait-ready --timeout 60 %s" % (shlex.quote(sd), self.stats),
+                        "waiting for the server", timeout=90)
+        if rc != 0:
+            server.finish(5)
+            R["status"] = "unavailable" if server.rc == 3 else "crashed"
+            R["note"] = "server did not become ready: %s" % self.fetch_log(server, "server.log")
+            return
+        time.sleep(1)   # let the workers settle before the baseline
+        pids = self.probe(self.srv, "server_pids", self.stats, spid).split()
+        R["server_workers"] = len(pids) - 1
+        idle_anon, idle_pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
+        R["server_rss_idle_kib"], R["server_pss_idle_kib"] = idle_anon, idle_pss
+        sock0, slab0 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
+        # the counters, streamed back over the SSH connection
+        ramp_path = os.path.join(a.out, "ramp.csv")
+        ramp_f = open(ramp_path, "w")
+        watcher = subprocess.Popen(remote.ssh_argv(self.srv) + [
+            "exec %s/bin/c1m-stat --csv --watch 100 %s" % (shlex.quote(sd), self.stats)],
+            stdin=subprocess.PIPE, stdout=ramp_f, stderr=subprocess.DEVNULL)
+        cpu0 = int(self.probe(self.srv, "cpu_ticks", *pids))
+        # the clients, behind the barrier
+        shares = hostsfile.shares(a.n, self.cfg["clients"])
+        clients = []
+        for h, n in zip(self.cfg["clients"], shares):
+            if n == 0:
+                continue
+            d = self.dir[h["name"]]
+            cj = "/tmp/%s-%s.json" % (self.tag, h["name"])
+            c = [d + "/bin/c1m-client", "--connections", str(n), "--host", self.srv["addr"],
+                 "--port", a.ports, "--hold", "inf", "--heartbeat", "%g" % a.heartbeat,
+                 "--min-available", str(a.min_available), "--json", cj, "--quiet"]
+            if h.get("src_first"):
+                last = str(ipaddress.IPv4Address(h["src_first"]) + h["src_count"] - 1)
+                c += ["--src", "%s-%s" % (h["src_first"], last)]
+            if a.client_worker_conns:
+                c += ["--worker-conns", str(a.client_worker_conns)]
+            if a.rate:
+                c += ["--rate", str(max(1, round(a.rate * n / a.n)))]
+            p = remote.Proc(h, d, c, "/tmp/%s-%s.log" % (self.tag, h["name"]), barrier=True,
+                            cpus=h.get("cpus"))
+            self.procs.append(p)
+            clients.append((h, n, p, cj))
+        for h, _, p, _ in clients:
+            if not p.expect("ready", 30):
+                raise Lost(h, "starting the client: %s" % " ".join(p.stderr_tail()))
+        t0 = time.time()
+        for _, _, p, _ in clients:
+            p.go()
+        R["client_start_unix_ms"] = round(t0 * 1000)
+        for h, _, p, _ in clients:
+            if not p.expect("pid", 30):
+                raise Lost(h, "starting the client: %s" % " ".join(p.stderr_tail()))
+        # the ramp: until the streamed counters show N open
+        reached = False
+        shown = False
+        while True:
+            row = last_row(ramp_path)
+            opened = int(row["open"]) if row else 0
+            el = time.time() - t0
+            if not a.quiet:
+                shown = True
+                sys.stderr.write("\r  %-17s %8d  accepted %8d / %-8d %7.0f/s  %6.1fs (remote) "
+                                 % (a.contender, a.n, opened, a.n, opened / el if el > 0 else 0, el))
+                sys.stderr.flush()
+            if opened >= a.n:
+                reached = True
+                break
+            if row and int(row.get("workers_dead") or 0) > 0:
+                R["status"], R["note"] = "crashed", "a server worker died during the ramp"
+                break
+            if not server.alive():
+                raise Lost(self.srv, "the server's session ended during the ramp")
+            if watcher.poll() is not None:
+                raise Lost(self.srv, "the counters stream ended during the ramp")
+            gone = [h for h, _, p, _ in clients if not p.alive()]
+            if gone:
+                R["status"] = "client-stopped"
+                R["note"] = "the client on %s exited during the ramp" % gone[0]["name"]
+                break
+            if el > a.timeout:
+                R["status"], R["note"] = "timeout", "not all accepted after %ds" % a.timeout
+                break
+            time.sleep(0.05)
+        t1 = time.time()
+        if shown:
+            sys.stderr.write("\n")
+        R["t_accept_s"] = round(t1 - t0, 3)
+        R["accepted"] = int(self.stat("open") or 0)
+        cpu1 = int(self.probe(self.srv, "cpu_ticks", *pids))
+        R["server_cpu_connect_s"] = round((cpu1 - cpu0) / os.sysconf("SC_CLK_TCK"), 2)
+        if reached:
+            R["status"] = "ok"
+        time.sleep(2)   # let RSS and slab settle
+        anon, pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
+        sock1, slab1 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
+        R["server_rss_kib"], R["server_pss_kib"] = anon, pss
+        n = R["accepted"]
+        if n > 0:
+            R["user_bytes_per_conn"] = (anon - idle_anon) * 1024 // n
+            # the server host holds one socket per connection (the clients' ends are elsewhere)
+            R["kernel_bytes_per_conn"] = (sock1 - sock0) * 1024 // n
+            R["slab_bytes_per_conn"] = (slab1 - slab0) * 1024 // n
+        if reached and a.hold > 0:
+            c0 = int(self.probe(self.srv, "cpu_ticks", *pids))
+            ta = time.time()
+            self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients])
+            c1 = int(self.probe(self.srv, "cpu_ticks", *pids))
+            wall = time.time() - ta
+            R["hold_wall_s"] = round(wall, 3)
+            R["server_cpu_hold_pct"] = round(100 * (c1 - c0) / os.sysconf("SC_CLK_TCK") / wall, 1)
+            R["open_after_hold"] = int(self.stat("open") or 0)
+            R["slow_closed"] = int(self.stat("slow") or 0)
+        # health: counters, sockets on the server host, clients
+        h_server = self.stat("open") if reached else ""
+        dead = self.stat("workers_dead")
+        R["workers_dead"] = int(dead) if dead.isdigit() else ""
+        h_sock = ""
+        if reached:
+            rc, out = self.sh(self.srv, "ss -Htn state established '( sport >= :%d and sport <= :%d )' | wc -l"
+                              % (a.port_lo, a.port_lo + a.port_count - 1), "counting sockets", timeout=120)
+            h_sock = out.strip() if rc == 0 else ""
+        for _, _, p, _ in clients:
+            p.signal("TERM")
+        rcs = [p.finish(130) for _, _, p, _ in clients]
+        R["client_exit"] = max((rc for rc in rcs if rc is not None), default="")
+        named = []
+        for h, share, p, cj in clients:
+            local = os.path.join(a.out, "client-%s.json" % h["name"])
+            rc, out = self.sh(h, "cat %s && rm -f %s" % (cj, cj), "fetching its summary")
+            self.fetch_log(p, "client-%s.log" % h["name"])
+            if rc == 0 and out.strip():
+                with open(local, "w") as f:
+                    f.write(out)
+                named.append((h["name"], local))
+        if named:
+            rc = clientmerge.main([os.path.join(a.out, "client.json")] + ["%s=%s" % x for x in named])
+            if rc == 0:
+                self.write_hosts_csv(os.path.join(a.out, "client.json"), clients)
+        h_client = ""
+        try:
+            with open(os.path.join(a.out, "client.json")) as f:
+                h_client = str(json.load(f)["open_at_end"]) if len(named) == len(clients) else ""
+        except (OSError, ValueError, KeyError):
+            pass
+        watcher.terminate()
+        watcher.wait(timeout=15)
+        ramp_f.close()
+        ts = time.time()
+        server.signal("TERM")
+        R["server_exit"] = server.finish(120)
+        R["server_stop_s"] = round(time.time() - ts, 3)
+        self.fetch_log(server, "server.log")
+        self.sh(self.srv, "rm -f %s" % self.stats, "removing the counters file")
+        if reached:
+            R["health"] = "target=%d server=%s sockets=%s (established on the server host) client=%s " \
+                          "workers_dead=%s" % (a.n, h_server or "?", h_sock or "?", h_client or "?", dead or "?")
+            if R["status"] != "ok":
+                pass
+            elif dead and dead != "0":
+                R["status"], R["note"] = "server-died", "server died during the run: %s worker(s) dead" % dead
+            elif not (h_server == h_sock == h_client == str(a.n)):
+                R["status"] = "inconsistent"
+                R["note"] = "the end-of-hold counts disagree: " + R["health"]
+
+    def wait_hold(self, seconds, procs):
+        end = time.time() + seconds
+        while time.time() < end:
+            if not self.a.quiet:
+                sys.stderr.write("\r  %-17s %8d  holding (remote): %4ds left " % (
+                    self.a.contender, self.a.n, int(end - time.time() + 0.999)))
+            for p in procs:
+                if not p.alive():
+                    raise Lost(p.host, "its session ended during the hold")
+            time.sleep(0.5)
+        if not self.a.quiet:
+            sys.stderr.write("\n")
+
+    def fetch_log(self, p, name):
+        rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (p.log, p.log), timeout=30)
+        if rc == 0:
+            with open(os.path.join(self.a.out, name), "w") as f:
+                f.write(out)
+            return (out.strip().splitlines() or [""])[-1][:160]
+        return ""
+
+    def write_hosts_csv(self, merged_path, clients):
+        with open(merged_path) as f:
+            rows = json.load(f)["hosts"]
+        with open(os.path.join(self.a.out, "hosts.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["host", "target", "share", "established", "failed", "open_at_end",
+                        "time_to_established_s", "connect_rate_per_s", "cpu_user_s", "cpu_sys_s"])
+            share = {h["name"]: h["share"] for h, _, _, _ in clients}
+            for r in rows:
+                w.writerow([r["host"], r["target"], round(share.get(r["host"], 0), 4), r["established"],
+                            r["failed"], r["open_at_end"], r["time_to_established_s"],
+                            r["connect_rate_per_s"], r["cpu_user_s"], r["cpu_sys_s"]])
+
+    def cleanup(self):
+        """Every remote process still running is signalled by its pid, then
+        its session is closed (the wrapper kills what is left)."""
+        for p in self.procs:
+            if p.alive():
+                try:
+                    p.signal("TERM")
+                except Exception:
+                    pass
+        for p in self.procs:
+            if p.alive():
+                p.close()
+        for h in remote.all_hosts(self.cfg):
+            remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
+
+    def write_result(self):
+        kv = ["%s=%s" % (k, str(v).replace("\n", " ")) for k, v in self.R.items() if v is not None]
+        client = os.path.join(self.a.out, "client.json")
+        rc = subprocess.run([sys.executable, RECORD, "write", os.path.join(self.a.out, "result.json"),
+                             "--client", client] + kv).returncode
+        if rc != 0:
+            log("cannot write %s/result.json" % self.a.out)
+
+
+def last_row(path):
+    """The last complete line of the streamed ramp.csv, as a dict (None before one)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 4096))
+            lines = f.read().decode(errors="replace").split("\n")
+    except OSError:
+        return None
+    header = "unix_ms,open,accepted,closed,slow,listening,full,workers_dead".split(",")
+    for line in reversed(lines[:-1]):       # the last one may be half written
+        parts = line.split(",")
+        if len(parts) == len(header) and parts[0].isdigit():
+            return dict(zip(header, parts))
+    return None
+
+
+def main(argv):
+    a = parse_args(argv)
+    if a.log:
+        fd = os.open(a.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        os.dup2(fd, 2)
+        os.close(fd)
+
+    def on_signal(signum, frame):
+        raise Stop(signal.Signals(signum).name)
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    r = Run(a)
+    rc = 0
+    try:
+        r.run()
+    except Stop as e:
+        r.R["status"], r.R["note"] = "interrupted", "interrupted by %s" % e
+        rc = 130
+    except Lost as e:
+        r.R["status"], r.R["note"] = "host-lost", str(e)
+        log(str(e))
+    except remote.RemoteError as e:
+        r.R["status"], r.R["note"] = "host-lost", str(e)
+        log(str(e))
+    finally:
+        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(s, signal.SIG_IGN)     # the cleanup is not interrupted
+        r.cleanup()
+        r.write_result()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
