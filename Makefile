@@ -134,11 +134,12 @@ compare:
 	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
 	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
 # connections that fit per contender, seed 002's formula (README.md "Capacity planning"):
-# RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table
+# RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table;
+# CONNS=10m: the other way, the memory N connections need
 .PHONY: capacity
 capacity:
-	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G] [STALL=0.01]" >&2; exit 2; }
-	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(STALL),--stall '$(STALL)')
+	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; exit 2; }
+	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(CONNS),--conns '$(CONNS)') $(if $(STALL),--stall '$(STALL)')
 # where each microsecond of an accept goes, by layer (perf; harness/anatomy-cpu, README):
 # CONTENDERS=c,pyext N=300k [HOLD=10] [OUT=results/X]; exit 3 when perf cannot sample
 .PHONY: anatomy-cpu

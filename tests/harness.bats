@@ -373,6 +373,27 @@ PY
     nothing_left "$out" "$pgid" "$RUN_PID" "$before"
 }
 
+@test "CPUS_SERVER=0 CPUS_CLIENT=1 PORTS=9200-9202: the server and the client pinned (taskset), three ports; ok" {
+    need_root
+    [ "$(grep -c '^cpu[0-9]' /proc/stat)" -ge 2 ] || skip "needs 2 CPUs"
+    out=$BATS_TEST_TMPDIR/pinned
+    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 SETTLE_MAX=5 \
+        SERVER_WORKER_CONNS=700 CPUS_SERVER=0 CPUS_CLIENT=1 PORTS=9200-9202 OUT="$out" \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    [ "$status" = 0 ] || fail "bench.sh exited $status: $output"
+    run "$PYTHON" - "$out" <<'PY'
+import json, os, sys
+r = [json.loads(l) for l in open(os.path.join(sys.argv[1], "runs.jsonl"))][0]
+from_ok = r["status"] in ("ok", "suspect")
+assert from_ok, (r["status"], r.get("note"))
+assert (r["server_cpus"], r["client_cpus"], r["port"]) == ("0", "1", "9200-9202"), r
+assert r["server_cmd"].startswith("taskset -c 0 ") and "--port 9200-9202" in r["server_cmd"], r["server_cmd"]
+assert r["accepted"] == 2000 and r["acceptq_listeners"] >= 3, r
+print("ok")
+PY
+    assert_output "ok"
+}
+
 @test "bench.sh: bad settings exit 2 naming the setting, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad
     check() {     # check SETTING EXPECTED-TEXT VAR=value...
@@ -394,6 +415,9 @@ PY
     check CONTENDERS "unknown contender 'bogus'" TIERS=2k CONTENDERS=c,bogus
     check REPEAT "expects a count" TIERS=2k REPEAT=99999999999999999999999
     check HOLD "expects whole seconds" TIERS=2k HOLD=-1
+    check PORTS "expects a port" TIERS=2k PORTS=9000-8000
+    check CPUS_SERVER "expects a CPU list" TIERS=2k CPUS_SERVER=4096
+    check APPLY_SYSCTL "only with HOSTS" TIERS=2k APPLY_SYSCTL=1
     # an OUT that cannot be created, or already holds a run: exit 2 naming OUT (was 1)
     [ "$(id -u)" = 0 ] || return 0            # non-root stops at the root check (exit 1)
     check "OUT=/proc/c1m-nothing: cannot create it" "No such file" TIERS=2k OUT=/proc/c1m-nothing
@@ -415,8 +439,12 @@ PY
     }
     check "--contender: needs a value" --contender
     check "--contender: unknown contender 'bogus'" --contender bogus --conns 2k --out "$out"
-    check "--port: expects 1..65535" --contender c --conns 2k --out "$out" --port 99999
-    check "--port: expects 1..65535" --contender c --conns 2k --out "$out" --port 0
+    check "--port: expects a port 1..65535" --contender c --conns 2k --out "$out" --port 99999
+    check "--port: expects a port 1..65535" --contender c --conns 2k --out "$out" --port 0
+    check "--port: expects a port 1..65535 or a range" --contender c --conns 2k --out "$out" --port 9010-9000
+    check "--port: expects a port 1..65535 or a range" --contender c --conns 2k --out "$out" --port 1000-3000
+    check "--server-cpus: expects a CPU list" --contender c --conns 2k --out "$out" --server-cpus 99
+    check "--client-cpus: expects a CPU list" --contender c --conns 2k --out "$out" --client-cpus 0-x
     check "--conns: '9999999999999k' is more than" --contender c --conns 9999999999999k --out "$out"
     check "--conns: needs a value" --contender c --out "$out" --conns
     check "--out: required" --contender c --conns 2k

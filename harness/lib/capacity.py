@@ -9,6 +9,7 @@ and the largest N whose total fits in a given memory, per contender.
 
     harness/capacity RUN                          the default table (8/24/64/256 GiB x 0/1/10%)
     harness/capacity RUN --mem 64G [--stall 0.01] the formula with the numbers filled in
+    harness/capacity RUN --conns 10m [--stall 0.01]  the other way: the memory N connections need
     harness/capacity --predict-guard RUN CONTENDER [--target-conns N | --min-available MIB] [--out DIR]
     harness/capacity --check DIR                  predicted vs measured (a run stopped by the guard)
 (the last two: capacity_guard.py)
@@ -573,6 +574,22 @@ def cmd_formula(run_dir, mem, stall, opts):
     print("\n".join(lines + notes).rstrip())
 
 
+def cmd_need(run_dir, n, stall, opts):
+    """The memory a server needs for n connections, per contender: total(n)."""
+    plans, notes = plans_for(run_dir, [stall], opts)
+    lines = intro(run_dir, plans, opts)
+    lines[0] = lines[0].replace("connections that fit", "the memory %s connections need" % fmt_n(n))
+    rows = []
+    for per_stall in plans:
+        m = per_stall[0].model
+        rows.append([per_stall[0].basis.name, fmt_pct(m.stall), "%.0f B" % m.per_conn_b,
+                     str(m.processes(n)), fmt_mem(m.fixed_b(n)), fmt_mem(m.total_b(n))])
+    lines += [""] + text_table(["contender", "stalled", "per connection", "processes", "fixed",
+                                "total"], rows)
+    lines += [""] + basis_lines(plans) + notes
+    print("\n".join(lines))
+
+
 def report_section(run_dir, rows=None, meta=None):
     """report.md's "Capacity" section: the default table (never raises)."""
     mems = [g * GIB for g in DEFAULT_MEMS_GIB]
@@ -605,6 +622,8 @@ def parser():
     p.add_argument("run", metavar="RUN", help="a results directory (runs.jsonl or runs.csv)")
     p.add_argument("contender", metavar="CONTENDER", nargs="?", help="with --predict-guard")
     p.add_argument("--mem", metavar="SIZE", help="memory of the machine to plan for: 64G, 512M (binary units)")
+    p.add_argument("--conns", metavar="N", help="the other way: the memory N connections need "
+                   "(10m; k/m suffixes)")
     p.add_argument("--stall", metavar="F", help="fraction of connections whose peer stops reading: 0.01 or 1%%")
     p.add_argument("--contenders", metavar="LIST", help="comma list (default: every contender in RUN)")
     p.add_argument("--tier", metavar="N", help="use the figures of this tier (default: each contender's "
@@ -659,6 +678,9 @@ def parse(argv):
         o.reserve = 0 if a.reserve.strip() == "0" else parse_size(a.reserve, "--reserve")
     o.worker_conns = parse_count(a.worker_conns, "--worker-conns") if a.worker_conns is not None else None
     mem = parse_size(a.mem, "--mem") if a.mem is not None else None
+    a.need = parse_count(a.conns, "--conns") if a.conns is not None else None
+    if a.need is not None and (mem is not None or a.predict_guard or a.check):
+        raise Usage("--conns: not with --mem, --predict-guard or --check (one question at a time)")
     stall = parse_fraction(a.stall) if a.stall is not None else None
     if a.predict_guard and a.check:
         raise Usage("--predict-guard and --check: one mode at a time")
@@ -689,6 +711,8 @@ def main(argv):
                 if a.min_available is not None else None
             target = parse_count(a.target_conns, "--target-conns") if a.target_conns is not None else None
             capacity_guard.cmd_predict(a.run, a.contender, stall or 0.0, o, target, floor, a.out)
+        elif a.need is not None:
+            cmd_need(a.run, a.need, stall or 0.0, o)
         elif mem is not None:
             cmd_formula(a.run, mem, stall or 0.0, o)
         else:

@@ -119,6 +119,21 @@ class TestFormula(Fixture):
         self.assertEqual(m.per_conn_b, 5300)
         self.assertEqual(m.fit(GIB), 147789)
 
+    def test_memory_for_n_connections_by_hand(self):
+        # --conns 10k: 10,000 x 4300 + (1 + 10) x 1 MiB + 128 MiB = 43,000,000 + 139 MiB
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(capacity.main([self.run, "--conns", "10k"]), 0)
+        text = out.getvalue()
+        self.assertIn("the memory 10,000 connections need", text)
+        row = [l for l in text.splitlines() if l.startswith("c ")][0].split()
+        self.assertEqual(row[1:4], ["0%", "4300", "B"])
+        self.assertEqual(row[4], "11")     # processes
+        self.assertEqual(" ".join(row[-2:]), capacity.fmt_mem(43000000 + 139 * MIB))
+        with contextlib.redirect_stderr(io.StringIO()):
+            self.assertEqual(capacity.main([self.run, "--conns", "10k", "--mem", "1G"]), 2)
+            self.assertEqual(capacity.main([self.run, "--conns", "-5"]), 2)
+
     def test_nothing_fits_below_the_fixed_cost(self):
         m = self.plan().model
         self.assertEqual(m.fit(100 * MIB), 0)      # the 128 MiB reserve alone is more
