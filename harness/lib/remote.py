@@ -254,7 +254,8 @@ def write_json(path, obj):
 # The wrapper every remote process runs under: it reports its pid, runs the
 # command with its output to LOG, and kills it (TERM, then KILL) when the
 # session's stdin ends, which happens when the harness closes it, exits or
-# dies, or the connection is lost: nothing outlives the run. With BARRIER it
+# dies, or the connection is lost: nothing outlives the run (KILL after 10 s
+# for a process that ignores TERM). With BARRIER it
 # first prints "ready" and waits for a line on stdin before starting.
 # (A background job's stdin is /dev/null in sh: the watcher reads the
 # session's stdin through fd 3, which the command itself does not get.)
@@ -265,7 +266,9 @@ exec 3<&0
 %(env)s %(cmd)s > %(log)s 2>&1 < /dev/null 3<&- &
 p=$!
 echo "pid $p"
-( cat <&3 > /dev/null; kill -TERM $p 2>/dev/null; sleep 10; kill -KILL $p 2>/dev/null ) > /dev/null 2>&1 &
+( cat <&3 > /dev/null; kill -TERM $p 2>/dev/null || exit 0
+  i=0; while kill -0 $p 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+  kill -KILL $p 2>/dev/null ) > /dev/null 2>&1 &
 w=$!
 exec 3<&-
 wait $p
