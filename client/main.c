@@ -215,13 +215,15 @@ static void warn_ports(const struct c1m_opts *o)
 {
     if (!o->src_count)
         return;
-    long ports = c1m_local_port_count();
+    /* a source port can serve each server port once: the ephemeral range
+     * times the server ports is what one source address holds */
+    long ports = c1m_local_port_count() * (long)o->port_count;
     long per = (o->connections + (long)o->src_count - 1) / (long)o->src_count;
     if (ports > 0 && per > ports)
         fprintf(stderr,
                 "c1m-client: warning: %ld connections per source address but "
-                "ip_local_port_range has %ld ports: expect EADDRNOTAVAIL (use --src)\n",
-                per, ports);
+                "ip_local_port_range has %ld ports%s: expect EADDRNOTAVAIL (use --src)\n",
+                per, ports, o->port_count > 1 ? " (times the server ports)" : "");
 }
 
 int main(int argc, char **argv)

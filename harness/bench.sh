@@ -27,7 +27,7 @@ RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE
-       PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL)
+       PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
@@ -218,7 +218,7 @@ read_placement() {
     [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
     [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
     [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
-    HOSTS_JSON=$("$PYTHON" "$C1M_ROOT/harness/lib/hosts.py" check "$HOSTS" --ports "$PORTS" 2>&1) \
+    HOSTS_JSON=$("$PYTHON" "$C1M_ROOT/harness/lib/hosts.py" check "$HOSTS" 2>&1) \
         || bad "${HOSTS_JSON:-HOSTS: refused}"
 }
 
@@ -229,10 +229,9 @@ prepare_hosts() {
     local err apply=()
     [ -n "$HOSTS_JSON" ] || return 0
     [ "$APPLY_SYSCTL" = 1 ] && apply=(--apply-sysctl)
-    printf '%s\n' "$HOSTS_JSON" > "$OUT/hosts.json"
-    on_exit "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" close "$OUT/hosts.json"
-    # registered first: an apply interrupted half-way is put back too
-    [ "$APPLY_SYSCTL" = 1 ] && on_exit restore_hosts
+    # what a kill -9 of this script would leave on the hosts: found by the next bench.sh
+    [ "$APPLY_SYSCTL" = 1 ] && { (umask 077 && mkdir -p "$C1M_STATE_ROOT") && \
+        printf '%s\n%s\n' "$OUT" "$(proc_start $$)" > "$C1M_STATE_ROOT/remote-sysctl-$$"; }
     say "hosts: connecting, checking and staging the build ($(grep -c '"role"' "$OUT/hosts.json") hosts)"
     err=$("$PYTHON" "$C1M_ROOT/harness/lib/remote.py" prepare "$OUT/hosts.json" "$OUT" \
               --contenders "$(IFS=,; echo "${CONT[*]}")" "${apply[@]}" 2>&1)
@@ -242,9 +241,37 @@ prepare_hosts() {
         *) die "remote.py prepare failed: $err" ;;
     esac
 }
-restore_hosts() {
-    "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$OUT" \
-        || say "error: the hosts' kernel settings could not all be put back (see above)"
+# hosts_cleanup: with HOSTS, after the run in progress has stopped (registered
+# before stop_current: the stack runs in reverse), the hosts' settings put back
+# and the SSH connections closed.
+hosts_cleanup() {
+    [ -n "$HOSTS_JSON" ] && [ -f "$OUT/hosts.json" ] || return 0
+    if [ "$APPLY_SYSCTL" = 1 ]; then
+        if "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$OUT"; then
+            rm -f "$C1M_STATE_ROOT/remote-sysctl-$$"
+        else
+            say "error: the hosts' kernel settings could not all be put back (see above; $OUT/sysctl-restore.json)"
+        fi
+    fi
+    "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" close "$OUT/hosts.json"
+}
+
+# remote_orphans: the hosts' kernel settings a bench.sh killed before its
+# cleanup left applied (APPLY_SYSCTL=1), put back now, and said.
+remote_orphans() {
+    local f pid out start
+    for f in "$C1M_STATE_ROOT"/remote-sysctl-*; do
+        [ -f "$f" ] || continue
+        pid=${f##*-}
+        { read -r out; read -r start; } < "$f"
+        pid_is "$pid" "$start" && continue         # that bench.sh still runs
+        if [ -f "$out/sysctl-restore.json" ] && ! "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$out"; then
+            say "warning: a killed bench.sh (pid $pid) left kernel settings on its hosts that could not all be put back ($out/sysctl-restore.json)"
+            continue
+        fi
+        say "put back the kernel settings a killed bench.sh (pid $pid) had applied on its hosts ($out)"
+        rm -f "$f"
+    done
 }
 
 # A reference run (OUT=results/reference*) must be reproducible from its
@@ -581,6 +608,8 @@ main() {
         [ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make build' first (or 'make bench', which builds)"
     done
     setup_out
+    [ -n "$HOSTS_JSON" ] && printf '%s\n' "$HOSTS_JSON" > "$OUT/hosts.json"
+    on_exit hosts_cleanup       # last: after the run in progress has stopped
     on_exit finish_partial
     on_exit stop_current
     on_signal bench_interrupted
@@ -591,6 +620,7 @@ main() {
     [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
         || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
     check_namespaces
+    remote_orphans
     prepare_hosts
     # The quiet gate's reference (lib/gate.sh): Slab and TCP objects before any run.
     read -r BASE_SLAB_KIB BASE_TCP_OBJS <<<"$(gate_baseline)"

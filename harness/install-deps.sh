@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# install-deps.sh {build|test|bench|anatomy|fuzz|remote}: install the Debian packages a
+# install-deps.sh {build|test|bench|anatomy|fuzz}: install the Debian packages a
 # target needs, only those missing. Needs root (apt-get) when something is missing.
 # openssh-server (the remote hosts' test, tests/remote.bats) is installed with every
 # service start forbidden (policy-rc.d): no sshd of the host's own ever listens; the
@@ -12,16 +12,15 @@ case "$what" in
     build) pkgs+=(libuv1-dev liburing-dev) ;;
     test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop python3-gevent gnuplot-nox linux-perf
                  openssh-client openssh-server) ;;
-    # HOSTS=...: ssh on the machine that runs the harness (the hosts need sshd, bash, tar, ss)
-    remote) pkgs+=(openssh-client iproute2 procps) ;;
-    bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop python3-gevent) ;;
+    # (openssh-client: HOSTS=, runs on other machines)
+    bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop python3-gevent openssh-client) ;;
     # make anatomy-cpu: perf (Debian's linux-perf) samples the servers
     anatomy) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop linux-perf) ;;
     # make fuzz: clang and the compiler-rt of the same LLVM version (the
     # unversioned libclang-rt-dev follows clang), which holds libFuzzer for
     # -fsanitize=fuzzer; clang only recommends it.
     fuzz) pkgs+=(clang libclang-rt-dev) ;;
-    *) echo "usage: install-deps.sh build|test|bench|anatomy|fuzz|remote" >&2; exit 2 ;;
+    *) echo "usage: install-deps.sh build|test|bench|anatomy|fuzz" >&2; exit 2 ;;
 esac
 missing=()
 for p in "${pkgs[@]}"; do

@@ -34,6 +34,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -51,7 +52,7 @@ class Stop(Exception):
 
 
 class Lost(Exception):
-    """A host stopped answering."""
+    """A host stopped answering (Run.lost: no more commands to it)."""
 
     def __init__(self, host, what):
         super().__init__("%s %s (line %d) lost: %s" % (host["role"], host["target"], host["line"], what))
@@ -127,6 +128,9 @@ class Run:
         self.tag = "c1m-remote-%d-%d" % (os.getpid(), int(time.time()))
         self.stats = "/dev/shm/%s.stats" % self.tag
         self.procs = []          # every remote process of the run, for the cleanup
+        self.watcher = None      # the counters stream (a local ssh)
+        self.lost = set()        # hosts found lost: no more commands to them
+        self.stop_pings = threading.Event()
         self.R = {"contender": a.contender, "target": a.n, "status": "failed", "accepted": 0,
                   "scenario": "idle", "variant": "", "profile": "tuned", "rate": a.rate, "condition": "",
                   "hold_s": a.hold, "heartbeat_s": a.heartbeat, "timeout_s": a.timeout,
@@ -136,17 +140,22 @@ class Run:
 
     # -- helpers over SSH
     def sh(self, host, script, what, timeout=60):
+        if host["name"] in self.lost:
+            raise Lost(host, "%s: lost earlier in this run" % what)
         rc, out, err = remote.run(host, script, timeout)
         if rc == 255:
+            self.lost.add(host["name"])
             raise Lost(host, "%s: %s" % (what, (err.strip().splitlines() or ["no answer"])[-1]))
         return rc, out
 
     def probe(self, host, fn, *args):
-        """lib/probe.sh's FN on host (staged beside the build)."""
+        """lib/probe.sh's FN on host (staged beside the build); its output."""
         d = self.dir[host["name"]]
         script = "BUILD=%s; source %s/harness/lib/probe.sh; %s %s" % (
             shlex.quote(d + "/bin"), shlex.quote(d), fn, " ".join(shlex.quote(str(x)) for x in args))
         rc, out = self.sh(host, "bash -c %s" % shlex.quote(script), fn)
+        if rc != 0 or not out.strip():
+            raise remote.RemoteError(host, "reading %s failed (exit %d)" % (fn, rc))
         return out.strip()
 
     def stat(self, field):
@@ -159,30 +168,49 @@ class Run:
         a, R = self.a, self.R
         os.makedirs(a.out, exist_ok=True)
         sd = self.dir[self.srv["name"]]
-        common = ["--host", "0.0.0.0", "--port", a.ports, "--max-conns", str(a.n),
+        # every address of the server host's family (an IPv6 addr= listens on ::)
+        listen = "::" if ":" in self.srv["addr"] else "0.0.0.0"
+        common = ["--host", listen, "--port", a.ports, "--max-conns", str(a.n),
                   "--stats", self.stats, "--quiet"]
         if a.server_worker_conns:
             common += ["--worker-conns", str(a.server_worker_conns)]
         python = os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON") or "/usr/bin/python3"
         cmd = contender_cmd(a.contender, sd + "/bin", python, common)
         R["server_cmd"] = " ".join(cmd)
+        # the server host's settings in force for this run (read now: after
+        # APPLY_SYSCTL), as a local run's sysctl.txt: key=value lines
         with open(os.path.join(a.out, "sysctl.txt"), "w") as f:
-            for k, v in self.meta["hosts"][self.srv["name"]]["sysctl"].items():
-                f.write("%s = %s\n" % (k, v))
+            for k, v in remote.read_sysctls(self.srv, [k for k, _ in remote.profile_keys()]).items():
+                f.write("%s=%s\n" % (k, v) if v is not None else "%s\n" % k)
         server = remote.Proc(self.srv, sd, cmd, "/tmp/%s-server.log" % self.tag,
                              env={"PYTHONPATH": "%s:%s/pyext" % (sd, sd)}, cpus=self.srv.get("cpus"))
         self.procs.append(server)
         if not server.expect("pid", 30):
             raise Lost(self.srv, "starting the server: %s" % " ".join(server.stderr_tail()))
         spid = server.pid
-        rc, _ = self.sh(self.srv, "%s/bin/c1m-stat --wait-ready --timeout 60 %s" % (shlex.quote(sd), self.stats),
-                        "waiting for the server", timeout=90)
-        if rc != 0:
+        threading.Thread(target=self.keepalive, daemon=True).start()
+        ready = False
+        for _ in range(30):     # 60 s, watching the server meanwhile
+            rc, _ = self.sh(self.srv, "%s/bin/c1m-stat --wait-ready --timeout 2 %s"
+                            % (shlex.quote(sd), self.stats), "waiting for the server", timeout=30)
+            if rc == 0:
+                ready = True
+                break
+            if not server.alive() or server.rc is not None:
+                break
+        if not ready:
+            status = server.ended_with() if not server.alive() else None
+            if not server.alive() and status is None:
+                raise Lost(self.srv, "its session ended while the server started")
             server.finish(5)
-            R["status"] = "unavailable" if server.rc == 3 else "crashed"
+            R["status"] = "unavailable" if server.rc == 3 else ("crashed" if server.rc is not None else "failed")
             R["note"] = "server did not become ready: %s" % self.fetch_log(server, "server.log")
             return
-        time.sleep(1)   # let the workers settle before the baseline
+        # let the workers settle before the baseline, and RSS and slab after the
+        # ramp: run_one.sh's 1 s and 2 s at 100k connections and above, less
+        # below (a small tier's few pages settle at once)
+        settle = min(1.0, 0.2 + a.n / 100000)
+        time.sleep(settle)
         pids = self.probe(self.srv, "server_pids", self.stats, spid).split()
         R["server_workers"] = len(pids) - 1
         idle_anon, idle_pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
@@ -191,9 +219,10 @@ class Run:
         # the counters, streamed back over the SSH connection
         ramp_path = os.path.join(a.out, "ramp.csv")
         ramp_f = open(ramp_path, "w")
-        watcher = subprocess.Popen(remote.ssh_argv(self.srv) + [
+        watcher = self.watcher = subprocess.Popen(remote.ssh_argv(self.srv) + [
             "exec %s/bin/c1m-stat --csv --watch 100 %s" % (shlex.quote(sd), self.stats)],
-            stdin=subprocess.PIPE, stdout=ramp_f, stderr=subprocess.DEVNULL)
+            stdin=subprocess.DEVNULL, stdout=ramp_f, stderr=subprocess.DEVNULL,
+            start_new_session=True)   # ended by cleanup(), not by a ^C to the group
         cpu0 = int(self.probe(self.srv, "cpu_ticks", *pids))
         # the clients, behind the barrier
         shares = hostsfile.shares(a.n, self.cfg["clients"])
@@ -220,10 +249,17 @@ class Run:
         for h, _, p, _ in clients:
             if not p.expect("ready", 30):
                 raise Lost(h, "starting the client: %s" % " ".join(p.stderr_tail()))
+        # the server host's clock against this one's, for ramp.csv's unix_ms
+        # (the ramp file is cut from the client start in the server's clock)
+        ta = time.time()
+        rc, out = self.sh(self.srv, "date +%s%3N", "reading its clock")
+        tb = time.time()
+        offset_ms = int(out.strip()) - round((ta + tb) / 2 * 1000) if rc == 0 and out.strip().isdigit() else 0
         t0 = time.time()
         for _, _, p, _ in clients:
             p.go()
-        R["client_start_unix_ms"] = round(t0 * 1000)
+        R["client_start_unix_ms"] = round(t0 * 1000) + offset_ms
+        R["server_clock_offset_ms"] = offset_ms
         for h, _, p, _ in clients:
             if not p.expect("pid", 30):
                 raise Lost(h, "starting the client: %s" % " ".join(p.stderr_tail()))
@@ -246,13 +282,19 @@ class Run:
                 R["status"], R["note"] = "crashed", "a server worker died during the ramp"
                 break
             if not server.alive():
-                raise Lost(self.srv, "the server's session ended during the ramp")
+                if server.ended_with() is None:
+                    raise Lost(self.srv, "the server's session ended during the ramp")
+                R["status"], R["note"] = "crashed", "server exited %d during the ramp" % server.rc
+                break
             if watcher.poll() is not None:
                 raise Lost(self.srv, "the counters stream ended during the ramp")
-            gone = [h for h, _, p, _ in clients if not p.alive()]
+            gone = [(h, p) for h, _, p, _ in clients if not p.alive()]
             if gone:
+                h, p = gone[0]
+                if p.ended_with() is None:
+                    raise Lost(h, "its session ended during the ramp")
                 R["status"] = "client-stopped"
-                R["note"] = "the client on %s exited during the ramp" % gone[0]["name"]
+                R["note"] = "the client on %s exited %d during the ramp" % (h["name"], p.rc)
                 break
             if el > a.timeout:
                 R["status"], R["note"] = "timeout", "not all accepted after %ds" % a.timeout
@@ -267,7 +309,7 @@ class Run:
         R["server_cpu_connect_s"] = round((cpu1 - cpu0) / os.sysconf("SC_CLK_TCK"), 2)
         if reached:
             R["status"] = "ok"
-        time.sleep(2)   # let RSS and slab settle
+        time.sleep(2 * settle)
         anon, pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
         sock1, slab1 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
         R["server_rss_kib"], R["server_pss_kib"] = anon, pss
@@ -280,7 +322,9 @@ class Run:
         if reached and a.hold > 0:
             c0 = int(self.probe(self.srv, "cpu_ticks", *pids))
             ta = time.time()
-            self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients])
+            ended = self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients])
+            if ended:
+                R["status"], R["note"] = ended
             c1 = int(self.probe(self.srv, "cpu_ticks", *pids))
             wall = time.time() - ta
             R["hold_wall_s"] = round(wall, 3)
@@ -293,6 +337,7 @@ class Run:
         R["workers_dead"] = int(dead) if dead.isdigit() else ""
         h_sock = ""
         if reached:
+            # (lib/common.sh ports_filter's expression)
             rc, out = self.sh(self.srv, "ss -Htn state established '( sport >= :%d and sport <= :%d )' | wc -l"
                               % (a.port_lo, a.port_lo + a.port_count - 1), "counting sockets", timeout=120)
             h_sock = out.strip() if rc == 0 else ""
@@ -340,6 +385,8 @@ class Run:
                 R["note"] = "the end-of-hold counts disagree: " + R["health"]
 
     def wait_hold(self, seconds, procs):
+        """The hold; (status, note) when the server or a client ended during
+        it (Lost when its session ended without its exit status)."""
         end = time.time() + seconds
         while time.time() < end:
             if not self.a.quiet:
@@ -347,10 +394,24 @@ class Run:
                     self.a.contender, self.a.n, int(end - time.time() + 0.999)))
             for p in procs:
                 if not p.alive():
-                    raise Lost(p.host, "its session ended during the hold")
+                    if p.ended_with() is None:
+                        raise Lost(p.host, "its session ended during the hold")
+                    if not self.a.quiet:
+                        sys.stderr.write("\n")
+                    if p.host is self.srv:
+                        return "server-died", "the server exited %d during the hold" % p.rc
+                    return "client-stopped", "the client on %s exited %d during the hold" % (p.host["name"], p.rc)
             time.sleep(0.5)
         if not self.a.quiet:
             sys.stderr.write("\n")
+        return None
+
+    def keepalive(self):
+        """A line to every running remote process's watcher every third of
+        remote.KEEPALIVE (see remote.WRAPPER)."""
+        while not self.stop_pings.wait(max(1.0, remote.KEEPALIVE / 3)):
+            for p in list(self.procs):
+                p.ping()
 
     def fetch_log(self, p, name):
         rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (p.log, p.log), timeout=30)
@@ -375,9 +436,20 @@ class Run:
 
     def cleanup(self):
         """Every remote process still running is signalled by its pid, then
-        its session is closed (the wrapper kills what is left)."""
+        its session is closed (the wrapper kills what is left); the counters
+        stream is ended."""
+        self.stop_pings.set()
+        if self.watcher and self.watcher.poll() is None:
+            self.watcher.terminate()
+            try:
+                self.watcher.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.watcher.kill()
+                self.watcher.wait()
+        # (a lost host gets no command: each would wait out the connect timeout;
+        # its processes end by themselves, their sessions silent)
         for p in self.procs:
-            if p.alive():
+            if p.alive() and p.host["name"] not in self.lost:
                 try:
                     p.signal("TERM")
                 except Exception:
@@ -386,7 +458,8 @@ class Run:
             if p.alive():
                 p.close()
         for h in remote.all_hosts(self.cfg):
-            remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
+            if h["name"] not in self.lost:
+                remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
 
     def write_result(self):
         kv = ["%s=%s" % (k, str(v).replace("\n", " ")) for k, v in self.R.items() if v is not None]
@@ -435,10 +508,16 @@ def main(argv):
         rc = 130
     except Lost as e:
         r.R["status"], r.R["note"] = "host-lost", str(e)
+        r.lost.add(e.host["name"])
         log(str(e))
     except remote.RemoteError as e:
         r.R["status"], r.R["note"] = "host-lost", str(e)
         log(str(e))
+    except Exception as e:   # a harness bug: said, recorded, the hosts cleaned up
+        import traceback
+        traceback.print_exc()
+        r.R["status"], r.R["note"] = "failed", "run_remote.py: %s: %s" % (type(e).__name__, e)
+        rc = 1
     finally:
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(s, signal.SIG_IGN)     # the cleanup is not interrupted

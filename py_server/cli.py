@@ -188,8 +188,8 @@ def build_parser():
     # after the fd-cap back-off would get another one
     p.add_argument("--port", default=(9000, 1), type=_ports, metavar="P|LO-HI",
                    help="TCP port (default 9000), or a range of up to %d ports: worker i "
-                        "listens on LO + i mod the range's size (auto: a worker per port at "
-                        "least)" % PORTS_MAX)
+                        "listens on LO + i mod the range's size (the workers: a multiple of the "
+                        "ports; auto rounds up)" % PORTS_MAX)
     p.add_argument("--backlog", default=65535,
                    type=_number(1, 1 << 20, True, "expects a number 1-1048576"),
                    help="listen() backlog per worker (default 65535; the kernel caps it at "
@@ -280,10 +280,14 @@ def parse(argv=None):
         if cfg.workers > MAX_WORKERS:   # the bound of --workers holds for auto too
             p.error("argument --max-conns: %d connections need more than %d workers of %d"
                     % (cfg.max_conns, MAX_WORKERS, per))
-        cfg.workers = max(cfg.workers, cfg.port_count)  # every port gets a listener
-    elif cfg.workers < cfg.port_count:
-        p.error("argument --workers: %d workers cannot listen on %d ports (one per port at least)"
-                % (cfg.workers, cfg.port_count))
+        # every port gets as many workers: the client spreads its connects evenly
+        cfg.workers = -(-cfg.workers // cfg.port_count) * cfg.port_count
+        if cfg.workers > MAX_WORKERS:
+            p.error("argument --max-conns: too many workers for the ports")
+    elif cfg.workers % cfg.port_count:
+        p.error("argument --workers: %d workers over %d ports: a multiple of %d (each port gets "
+                "as many workers; the client spreads evenly)" % (cfg.workers, cfg.port_count,
+                                                                 cfg.port_count))
     # The default file is this process's own (the pid makes it unique across
     # network namespaces and runs); workers.run removes it at exit.
     cfg.stats_default = cfg.stats is None

@@ -163,22 +163,24 @@ conns_on() { in_ns ss -Htn state established "( sport = :$1 )" | wc -l; }
         done
     done
     usage_case "$SERVER" --workers --port 9000-9003 --workers 3
+    usage_case "$SERVER" --workers --port 9000-9003 --workers 6
     for p in 9001-9000 1-1025; do
         run "$PYTHON" -m py_server --loop asyncio --api protocol --port "$p"
         assert_failure 2
         assert_output --partial "argument --port"
     done
-    run "$PYTHON" -m py_server --loop asyncio --api protocol --port 9000-9003 --workers 2
+    run "$PYTHON" -m py_server --loop asyncio --api protocol --port 9000-9003 --workers 6
     assert_failure 2
-    assert_output --partial "2 workers cannot listen on 4 ports"
+    assert_output --partial "6 workers over 4 ports: a multiple of 4"
 }
 
 # range_case NAME SERVER_CMD...: 4 ports, the workers take them in turn (auto
-# makes one per port at least), the client's 2,000 connects spread over them
+# rounds up to a multiple of the ports: 5 needed -> 8), the client's 2,000
+# connects spread over them
 range_case() {
     local name=$1; shift
-    start_server "$STATS" "$@" --port 9200-9203 --max-conns 2000 --quiet
-    [ "$("$STAT" --get workers "$STATS")" -ge 4 ] || fail "$name: $("$STAT" --get workers "$STATS") workers"
+    start_server "$STATS" "$@" --port 9200-9203 --max-conns 2000 --worker-conns 450 --quiet
+    [ "$("$STAT" --get workers "$STATS")" = 8 ] || fail "$name: $("$STAT" --get workers "$STATS") workers, expected 8"
     wait_for 10 eval '[ "$(listeners_on 9200 9203)" -ge 4 ]' || fail "$name: $(listeners_on 9200 9203) listeners"
     for p in 9200 9201 9202 9203; do
         [ "$(in_ns ss -Hltn "( sport = :$p )" | wc -l)" -ge 1 ] || fail "$name: nothing listens on $p"

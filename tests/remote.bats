@@ -15,6 +15,9 @@ load_bats_libs
 load remote_hosts
 
 QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
+# the remote watchers' silence limit (lib/remote.py KEEPALIVE): short, so a
+# partitioned host's processes end within the test
+export C1M_REMOTE_KEEPALIVE=6
 
 setup_file() {
     [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ] && command -v ip >/dev/null || return 0
@@ -32,6 +35,11 @@ setup() {
 }
 teardown() {
     stop_pid "$BENCH_PID"
+    # the hosts as the next test needs them, whatever this one did to them
+    if [ -f "$BATS_FILE_TMPDIR/sim.ok" ]; then
+        [ -n "$(sim_sshd cl2)" ] || sim_start_sshd cl2 || true
+        ip -n "$(sim_ns cl2)" link set eth0 up 2>/dev/null || true
+    fi
     check_sanitizer_logs
 }
 
@@ -60,10 +68,14 @@ bench() {
         "$@" harness/bench.sh 3>&-)
 }
 
-# nothing_left: no process of a run on any host, no counters file, no staged-run temp file
+# nothing_left: no process of a run on any host or in the controller (ssh
+# clients, their connections), no counters file, no staged-run temp file
 nothing_left() {
-    local name left=""
+    local name left="" p
     for name in srv cl1 cl2; do left+=$(sim_pids_in "$name"); done
+    for p in $(ip netns pids "$(sim_ns ctl)" 2>/dev/null); do
+        left+=" ctl:$p $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
+    done
     [ -z "$left" ] || { echo "left on the hosts: $left" >&2; return 1; }
     ! compgen -G "/dev/shm/c1m-remote-*" >/dev/null || { echo "counters files: $(ls /dev/shm/c1m-remote-*)" >&2; return 1; }
     ! compgen -G "/tmp/c1m-remote-*" >/dev/null || { echo "temp files: $(ls /tmp/c1m-remote-*)" >&2; return 1; }
@@ -94,6 +106,12 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     check "line 2: capacity"
     printf 'server root@%s:70000\nclient root@%s\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
     check "line 1: 'root@${SIM_ADDR[srv]}:70000': ssh port 70000"
+    printf 'server root@srv.example\nclient root@%s\n' "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    check "line 1: root@srv.example: a name: give the address the clients connect to, addr=IP"
+    printf 'server root@[2001:db8::10]\nclient root@%s src=%s\n' "${SIM_ADDR[cl1]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    check "line 2: src=: IPv4 source addresses, but the server's address is IPv6"
+    printf 'server root@%s\nclient root@%s\nclient root@%s\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    check "line 3: root@${SIM_ADDR[cl1]} is already on line 2"
     hosts_file
     check "PORTS: expects" PORTS=9000-70000
     check "PORTS: expects" PORTS=9010-9000
@@ -121,6 +139,14 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     run bench "$out" CONTENDERS=c
     [ "$status" = 2 ] || fail "status $status: $output"
     assert_output --partial "server root@${SIM_ADDR[srv]} (line 1): staging into /proc/c1m-no/"
+    # a staging directory others can write: they could swap the programs root runs
+    local ww=$BATS_TEST_TMPDIR/world-writable
+    mkdir -p "$ww" && chmod 0777 "$ww"
+    printf 'server root@%s dir=%s\nclient root@%s\n' "${SIM_ADDR[srv]}" "$ww" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    out=$BATS_TEST_TMPDIR/wwstage
+    run bench "$out" CONTENDERS=c
+    [ "$status" = 2 ] || fail "status $status: $output"
+    assert_output --partial "$ww is writable by others"
     # a Python contender on a server host without that interpreter
     hosts_file
     out=$BATS_TEST_TMPDIR/nopython
@@ -132,9 +158,9 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
 
 @test "remote: every contender at 5k over a server and two client hosts; port range; profile applied and put back; merged summary (one client alone: its own percentiles)" {
     need_sim
-    local out=$BATS_TEST_TMPDIR/run contenders=c,pyext,asyncio-protocol,asyncio-streams,uvloop,floor
+    local out=$BATS_TEST_TMPDIR/run contenders=all
     # the ASan build's Python extension needs libasan preloaded, which the harness does not do
-    [ "${SANITIZE:-0}" = 1 ] && contenders=c,floor
+    [ "${SANITIZE:-0}" = 1 ] && contenders=floor,c,libuv,io_uring
     hosts_file
     before=$(somaxconn_of srv)
     run bench "$out" CONTENDERS="$contenders" PORTS=9000-9003 APPLY_SYSCTL=1
@@ -145,9 +171,15 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
 import csv, json, os, sys
 out, want = sys.argv[1], sys.argv[2].split(",")
 rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
+if want == ["all"]:
+    want = ["floor", "c", "io_uring", "libuv", "pyext", "asyncio-protocol", "asyncio-streams",
+            "uvloop", "gevent", "threads"]
 assert sorted(r["contender"] for r in rows) == sorted(want), rows
 for r in rows:
     c = r["contender"]
+    if r["status"] == "unavailable":         # a kernel without multishot io_uring: said so
+        assert c == "io_uring" and "unavailable" in r["note"], (c, r["note"])
+        continue
     assert r["status"] == "ok", (c, r["status"], r["note"], r["health"])
     assert r["accepted"] == "5000" and r["client_open_at_end"] == "5000", (c, r["accepted"])
     assert r["client_established"] == "5000" and r["client_failed"] == "0", c
@@ -164,9 +196,13 @@ for r in rows:
     assert m["established"] == sum(p["established"] for p in parts) == 5000
     assert m["histograms"]["connect_us"]["count"] == 5000
     assert m["connect_latency_ms"]["max"] == max(p["connect_latency_ms"]["max"] for p in parts)
-    assert os.path.getsize(os.path.join(d, "server.log")) >= 0
-    for k in ("net.core.somaxconn", "net.ipv4.tcp_max_syn_backlog"):
-        assert k in open(os.path.join(d, "sysctl.txt")).read(), k
+    assert os.path.exists(os.path.join(d, "server.log")) and os.path.exists(os.path.join(d, "ramp.csv"))
+    # the settings the run had, read on the server host after APPLY_SYSCTL=1
+    sysctl = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(d, "sysctl.txt")) if "=" in l)
+    assert sysctl["net.core.somaxconn"] == "65535", sysctl
+    assert sysctl["net.ipv4.ip_local_port_range"] == "1024 65535", sysctl
+    # the ramp file, cut from the client start in the server's clock
+    assert os.path.getsize(os.path.join(out, r["ramp_file"])) > 20, r["ramp_file"]
     if c == "c":
         # the Python rank rule over the C client's buckets gives each client's own figures
         sys.path.insert(0, os.path.join(os.environ["C1M_ROOT"], "harness", "lib"))
@@ -197,39 +233,60 @@ bench_bg() {
     BENCH_PID=$!
 }
 holding() { grep -qa "holding (remote)" "$1.log"; }
+# bench_pid: bench.sh's own pid (BENCH_PID is the setsid'd ip netns exec that execs env, then bash)
+bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
 
-@test "remote: SIGINT mid-run stops every remote process, removes its files and puts the hosts' settings back" {
+@test "remote: SIGINT to the group, SIGTERM to bench.sh alone, mid-run: every remote process stopped, its files removed, the hosts' settings put back" {
     need_sim
-    local out=$BATS_TEST_TMPDIR/int
+    local out how
     hosts_file
     before=$(somaxconn_of cl2)
-    bench_bg "$out" CONTENDERS=c APPLY_SYSCTL=1
-    wait_for 60 holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
-    [ "$(somaxconn_of cl2)" = 65535 ] || fail "the profile was not applied: $(somaxconn_of cl2)"
-    kill -INT -- "-$BENCH_PID"
-    rc=0; wait "$BENCH_PID" || rc=$?
-    BENCH_PID=
-    [ "$rc" = 130 ] || fail "exit $rc: $(tail -c 2000 "$out.log")"
-    wait_for 20 nothing_left || nothing_left
-    [ "$(somaxconn_of cl2)" = "$before" ] || fail "somaxconn $(somaxconn_of cl2), was $before"
-    run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$(ls -d "$out"/runs/c-5k-*)/result.json" status
-    assert_output "interrupted"
+    for how in group-INT bench-TERM; do
+        out=$BATS_TEST_TMPDIR/$how
+        bench_bg "$out" CONTENDERS=c APPLY_SYSCTL=1
+        wait_for 60 holding "$out" || fail "$how: no hold: $(tail -c 2000 "$out.log")"
+        [ "$(somaxconn_of cl2)" = 65535 ] || fail "$how: the profile was not applied: $(somaxconn_of cl2)"
+        if [ "$how" = group-INT ]; then kill -INT -- "-$BENCH_PID"; else kill -TERM "$(bench_pid)"; fi
+        rc=0; wait "$BENCH_PID" || rc=$?
+        BENCH_PID=
+        [ "$rc" = 130 ] || fail "$how: exit $rc: $(tail -c 2000 "$out.log")"
+        wait_for 20 nothing_left || nothing_left
+        [ "$(somaxconn_of cl2)" = "$before" ] || fail "$how: somaxconn $(somaxconn_of cl2), was $before"
+        run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$(ls -d "$out"/runs/c-5k-*)/result.json" status
+        [ "$output" = interrupted ] || fail "$how: status $output: $(tail -c 1500 "$out.log")"
+    done
 }
 
-@test "remote: a client host lost mid-run (its sshd and sessions killed): host-lost naming it, nothing left" {
+@test "remote: a client host's sshd killed mid-run (its sessions' commands left running): host-lost naming it, they end by themselves" {
     need_sim
     local out=$BATS_TEST_TMPDIR/lost
     hosts_file
     bench_bg "$out" CONTENDERS=c
     wait_for 60 holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
-    sim_kill_host cl2
+    sim_kill_sshd cl2
     rc=0; wait "$BENCH_PID" || rc=$?
     BENCH_PID=
     [ "$rc" = 0 ] || fail "exit $rc: $(tail -c 2000 "$out.log")"
     run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$(ls -d "$out"/runs/c-5k-*)/result.json" status note
     assert_line --index 0 "host-lost"
     assert_line --index 1 --partial "client root@${SIM_ADDR[cl2]} (line 4) lost"
+    # the client there lost its session's input: its wrapper ended it
     wait_for 20 nothing_left || nothing_left
-    # the host comes back for the other tests
-    sim_start_sshd cl2
+}
+
+@test "remote: a client host cut off mid-run (its link down: no answer, no reset): host-lost, its processes end after the keep-alive limit" {
+    need_sim
+    local out=$BATS_TEST_TMPDIR/cut
+    hosts_file
+    bench_bg "$out" CONTENDERS=c
+    wait_for 60 holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
+    ip -n "$(sim_ns cl2)" link set eth0 down
+    rc=0; wait "$BENCH_PID" || rc=$?
+    BENCH_PID=
+    [ "$rc" = 0 ] || fail "exit $rc: $(tail -c 2000 "$out.log")"
+    run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$(ls -d "$out"/runs/c-5k-*)/result.json" status note
+    assert_line --index 0 "host-lost"
+    assert_line --index 1 --partial "client root@${SIM_ADDR[cl2]} (line 4) lost"
+    # nothing reaches cl2: its wrapper hears no keep-alive and ends the client
+    wait_for 30 nothing_left || nothing_left
 }

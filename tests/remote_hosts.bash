@@ -10,6 +10,7 @@
 #   sim_start_sshd NAME  start that host's sshd (again)
 #   sim_down       stop the sshds, delete the namespaces (also after a failure)
 #   sim_kill_host NAME   kill that host's sshd and every session it holds
+#   sim_kill_sshd NAME   kill that host's sshd processes only (sessions' commands live on)
 #   sim_pids_in NAME     pids of the processes in that host's namespace but its sshd
 #
 # Hosts: srv 198.51.100.10, cl1 .11 (and .20-.27), cl2 .12 (and .30-.37); the controller .1.
@@ -82,7 +83,8 @@ EOF
         sim_start_sshd "$name"
         echo "${SIM_ADDR[$name]} $(cut -d' ' -f1,2 "$dir/hostkey.pub")" >> "$dir/known_hosts"
     done
-    SSH_OPTS="-F /dev/null -i $dir/id -o IdentitiesOnly=yes -o UserKnownHostsFile=$dir/known_hosts -o StrictHostKeyChecking=yes"
+    # keep-alives every second: a host cut off is lost within ~3 s (not ~15)
+    SSH_OPTS="-F /dev/null -i $dir/id -o IdentitiesOnly=yes -o UserKnownHostsFile=$dir/known_hosts -o StrictHostKeyChecking=yes -o ServerAliveInterval=1 -o ServerAliveCountMax=3"
     # the control sockets' path must stay short (a unix socket's 108 bytes)
     C1M_SSH_CTL=$(mktemp -d /tmp/c1m-ctl.XXXXXX)
     export SSH_OPTS C1M_SSH_CTL
@@ -126,14 +128,27 @@ sim_kill_host() {
     rm -f "$SIM_DIR/sshd-$1.pid"
 }
 
-# sim_pids_in NAME: processes in host NAME's namespace, its sshd and sessions apart
+# sim_kill_sshd NAME: kill that host's sshd processes only (the daemon and
+# its per-connection children), not what runs in their sessions: those must
+# end by themselves (the harness's wrapper sees its input end)
+sim_kill_sshd() {
+    local pid p
+    pid=$(sim_sshd "$1")
+    [ -n "$pid" ] || return 0
+    for p in $(sim_descendants "$pid"); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && { kill -KILL "$p" 2>/dev/null || true; }
+    done
+    rm -f "$SIM_DIR/sshd-$1.pid"
+}
+
+# sim_pids_in NAME: processes in host NAME's namespace other than sshd's own
+# (its daemon and per-connection processes): a shell or program running in a
+# session counts
 sim_pids_in() {
-    local ns p keep
-    ns=$(sim_ns "$1")
-    p=$(sim_sshd "$1")
-    keep=" $( [ -n "$p" ] && sim_descendants "$p" | tr '\n' ' ') "
-    for p in $(ip netns pids "$ns" 2>/dev/null); do
-        [[ $keep == *" $p "* ]] && continue
+    local p
+    for p in $(ip netns pids "$(sim_ns "$1")" 2>/dev/null); do
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sshd ] && continue
+        [ -e "/proc/$p" ] || continue
         echo "$p $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-100)"
     done
 }

@@ -58,8 +58,8 @@ static void help(const struct c1m_server_prog *p, const struct c1m_server_opts *
     printf(
         "  --host H          address to listen on (default 0.0.0.0)\n"
         "  --port P|LO-HI    TCP port (default 9000), or a range of up to %d ports: worker i\n"
-        "                    listens on LO + i mod the range's size (auto: a worker per\n"
-        "                    port at least)\n"
+        "                    listens on LO + i mod the range's size (the workers: a multiple\n"
+        "                    of the ports; auto rounds up)\n"
         "  --backlog N       listen() backlog per worker (default 65535; the kernel caps it\n"
         "                    at net.core.somaxconn)\n"
         "  --workers N|auto  worker processes (default auto: enough workers of\n"
@@ -207,12 +207,16 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
                      o->max_conns, MAX_WORKERS, per > 0 ? per : 1);
             return c1m_cli_error(&c, "--max-conns", NULL, why);
         }
-        if (o->workers < o->port_count)   /* every port gets a listener */
-            o->workers = o->port_count;
-    } else if (o->workers < o->port_count) {
-        char why[96];
-        snprintf(why, sizeof(why), "%d workers cannot listen on %d ports (one per port at least)",
-                 o->workers, o->port_count);
+        /* every port gets as many workers: the client spreads its connects
+         * evenly over the ports, so each port must hold its share */
+        o->workers = (o->workers + o->port_count - 1) / o->port_count * o->port_count;
+        if (o->workers > MAX_WORKERS)
+            return c1m_cli_error(&c, "--max-conns", NULL, "too many workers for the ports");
+    } else if (o->workers % o->port_count) {
+        char why[128];
+        snprintf(why, sizeof(why), "%d workers over %d ports: a multiple of %d (each port gets as "
+                 "many workers; the client spreads evenly)", o->workers, o->port_count,
+                 o->port_count);
         return c1m_cli_error(&c, "--workers", NULL, why);
     }
     return -1;

@@ -13,8 +13,9 @@
  * ~64k times) gives the workers the ports in turn: worker i listens on
  * LO + i mod the range's size, and sees that port alone in its options
  * (o->port, port_count 1), so a worker body knows nothing of ranges.
- * --workers auto makes at least one worker per port; fewer workers than
- * ports is a usage error.
+ * Every port gets as many workers (the client spreads its connects evenly):
+ * --workers auto rounds up to a multiple of the ports, and a --workers that
+ * is not one is a usage error.
  */
 #ifndef C1M_SERVER_MAIN_H
 #define C1M_SERVER_MAIN_H

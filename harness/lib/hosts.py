@@ -1,7 +1,7 @@
 """hosts.py - the hosts file of a run over several machines (HOSTS=path,
 harness/README.md "Remote hosts"): parsed, checked, printed as JSON.
 
-    hosts.py check FILE [--ports P|LO-HI]     the JSON on stdout, or exit 2 naming the line
+    hosts.py check FILE      the JSON on stdout, or exit 2 naming the line
 
 One host per line, `#` starts a comment:
 
@@ -9,26 +9,28 @@ One host per line, `#` starts a comment:
 
 ROLE is `server` (exactly one) or `client` (one or more); ADDRESS a name, an
 IPv4 address or a bracketed IPv6 one ([2001:db8::1]:22). Keys:
-    addr=IP        server: the address the clients connect to (default ADDRESS)
+    addr=IP        server: the address the clients connect to (default ADDRESS, which
+                   must then be an IP address)
     src=A[-B]      client: IPv4 source addresses to bind (c1m-client --src)
     capacity=W     client: its share of the connections, relative (default 1)
     cpus=LIST      the CPUs the host's processes run on (taskset -c LIST)
-    dir=PATH       where the build is staged, under PATH/<commit> (default /tmp/c1m-stage)
+    dir=PATH       where the build is staged, under PATH/<commit> (default ~/.cache/c1m-stage,
+                   the remote user's home; it and every directory above it must belong to
+                   root or that user and be writable by no one else)
 """
 import ipaddress
 import json
-import os
 import re
 import sys
 
 ROLES = ("server", "client")
 KEYS = {"server": ("addr", "cpus", "dir"), "client": ("src", "capacity", "cpus", "dir")}
-DEFAULT_DIR = "/tmp/c1m-stage"
+DEFAULT_DIR = "~/.cache/c1m-stage"   # the remote user's home: no other user can change it
 TARGET = re.compile(r"^(?P<user>[A-Za-z0-9._][A-Za-z0-9._-]{0,31})@"
                     r"(?:\[(?P<v6>[0-9A-Fa-f:.]+)\]|(?P<host>[A-Za-z0-9._-]{1,253}))"
                     r"(?::(?P<port>[0-9]{1,5}))?$")
 CPUS = re.compile(r"^[0-9]{1,4}(-[0-9]{1,4})?(,[0-9]{1,4}(-[0-9]{1,4})?)*$")
-PATH = re.compile(r"^/[A-Za-z0-9._/+-]*$")
+PATH = re.compile(r"^(/|~/)[A-Za-z0-9._/+-]*$")
 
 
 class HostsError(ValueError):
@@ -50,6 +52,14 @@ def parse_src(v):
     if int(hi) < int(lo):
         raise HostsError("src: %s is after %s" % (lo, hi))
     return str(lo), int(hi) - int(lo) + 1
+
+
+def _is_ip(s):
+    try:
+        ipaddress.ip_address(s)
+        return True
+    except ValueError:
+        return False
 
 
 def parse_line(text, lineno):
@@ -76,7 +86,7 @@ def parse_line(text, lineno):
          "name": address if port == 22 else "%s_%d" % (address, port),
          "cpus": None, "dir": DEFAULT_DIR}
     if role == "server":
-        h["addr"] = address
+        h["addr"] = address if _is_ip(address) else None
     else:
         h["src_first"], h["src_count"], h["capacity"] = None, 0, 1.0
     seen = set()
@@ -105,7 +115,8 @@ def parse_line(text, lineno):
                 h["cpus"] = v
             elif k == "dir":
                 if not PATH.match(v) or "/../" in v + "/" or len(v) > 200:
-                    raise HostsError("dir: expects an absolute path of letters, digits and ._/+-: %r" % v)
+                    raise HostsError("dir: expects an absolute path (or ~/...) of letters, digits "
+                                     "and ._/+-: %r" % v)
                 h["dir"] = v.rstrip("/") or "/"
         except HostsError as e:
             raise HostsError("line %d: %s" % (lineno, e)) from None
@@ -130,9 +141,18 @@ def parse(text):
     names = {}
     for h in hosts:     # the name files and tables use: the address, unique
         if h["name"] in names:
-            raise HostsError("line %d: %s is already on line %d (one line per host and role)"
+            raise HostsError("line %d: %s is already on line %d (each host once)"
                              % (h["line"], h["target"], names[h["name"]]))
         names[h["name"]] = h["line"]
+    srv = servers[0]
+    if srv["addr"] is None:
+        raise HostsError("line %d: %s: a name: give the address the clients connect to, addr=IP"
+                         % (srv["line"], srv["target"]))
+    if ":" in srv["addr"]:
+        for h in clients:
+            if h["src_first"]:
+                raise HostsError("line %d: src=: IPv4 source addresses, but the server's address "
+                                 "is IPv6 (line %d)" % (h["line"], srv["line"]))
     total = sum(h["capacity"] for h in clients)
     for h in clients:
         h["share"] = h["capacity"] / total
@@ -149,15 +169,9 @@ def shares(n, clients):
     return out
 
 
-def parse_ports(s):
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-    from py_server.cli import parse_ports as pp   # the rule of c1m_parse_ports, in Python
-    return pp(s)
-
-
 def main(argv):
-    if len(argv) < 2 or argv[0] != "check":
-        print("usage: hosts.py check FILE [--ports P|LO-HI]", file=sys.stderr)
+    if len(argv) != 2 or argv[0] != "check":
+        print("usage: hosts.py check FILE", file=sys.stderr)
         return 2
     path = argv[1]
     try:
@@ -170,16 +184,6 @@ def main(argv):
         cfg = parse(text)
     except HostsError as e:
         print("HOSTS=%s: %s" % (path, e), file=sys.stderr)
-        return 2
-    if len(argv) == 4 and argv[2] == "--ports":
-        try:
-            cfg["ports"] = list(parse_ports(argv[3]))
-        except ValueError:
-            print("PORTS: expects a port 1-65535 or a range LO-HI (LO <= HI, at most 1024 ports): %r"
-                  % argv[3], file=sys.stderr)
-            return 2
-    elif len(argv) != 2:
-        print("usage: hosts.py check FILE [--ports P|LO-HI]", file=sys.stderr)
         return 2
     json.dump(cfg, sys.stdout, indent=1)
     print()

@@ -184,6 +184,10 @@ scenario_run() {
             "$conns" "$variant" "${open:-0}" "$conns" "$el" >&2
         dead=$(stat_get "$stats" workers_dead)
         if ! kill -0 "$spid" 2>/dev/null || [ "${dead:-0}" -gt 0 ]; then
+            # A stop signal to the whole process group (Ctrl-C, timeout) also
+            # ends the server: a command first, so that a trap still pending
+            # runs (the run is then interrupted, and this line never reached)
+            sleep 0.3 & wait $!
             R[status]=storm-server-died
             R[note]="the restarted server died during the recovery (${dead:-?} worker(s) dead$(kill -0 "$spid" 2>/dev/null || echo ", parent gone"))"
             break
