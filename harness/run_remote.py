@@ -239,7 +239,12 @@ class Run:
                 last = str(ipaddress.IPv4Address(h["src_first"]) + h["src_count"] - 1)
                 c += ["--src", "%s-%s" % (h["src_first"], last)]
             if a.client_worker_conns:
-                c += ["--worker-conns", str(a.client_worker_conns)]
+                # within that host's own fd limit (the client refuses more: exit 2)
+                cap = a.client_worker_conns
+                nofile = self.meta["hosts"][h["name"]].get("nofile", "")
+                if nofile.isdigit() and int(nofile) > 64:
+                    cap = min(cap, int(nofile) - 64)
+                c += ["--worker-conns", str(cap)]
             if a.rate:
                 c += ["--rate", str(max(1, round(a.rate * n / a.n)))]
             p = remote.Proc(h, d, c, "/tmp/%s-%s.log" % (self.tag, h["name"]), barrier=True,
@@ -471,16 +476,19 @@ class Run:
 
 
 def last_row(path):
-    """The last complete line of the streamed ramp.csv, as a dict (None before one)."""
+    """The last complete line of the streamed ramp.csv (c1m-stat --csv: its
+    header first), as a dict; None before one."""
     try:
         with open(path, "rb") as f:
+            header = f.readline().decode(errors="replace").strip().split(",")
             f.seek(0, os.SEEK_END)
             size = f.tell()
             f.seek(max(0, size - 4096))
             lines = f.read().decode(errors="replace").split("\n")
     except OSError:
         return None
-    header = "unix_ms,open,accepted,closed,slow,listening,full,workers_dead".split(",")
+    if "open" not in header:
+        return None
     for line in reversed(lines[:-1]):       # the last one may be half written
         parts = line.split(",")
         if len(parts) == len(header) and parts[0].isdigit():

@@ -158,10 +158,7 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
                "mem_available_kib": avail, "min_available_mib": floor, "predicted": n,
                "model": m.to_json(), "words": words, "slab": ftxt}
         path = os.path.join(out_dir, PREDICTION_FILE)
-        with open(path + ".tmp", "w") as f:
-            json.dump(rec, f, indent=1, sort_keys=True)
-            f.write("\n")
-        os.replace(path + ".tmp", path)
+        runstore.write_json(path, rec, indent=1, sort_keys=True)
         lines.append("  prediction saved: %s" % path)
     print("\n".join(lines))
     return n

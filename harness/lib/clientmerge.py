@@ -15,9 +15,9 @@ its connect rate and its CPU.
 Exit: 0, 1 an unreadable summary, 2 usage.
 """
 import json
-import os
 import sys
-import tempfile
+
+import runstore
 
 # client/histogram.h
 SUB_BITS = 5
@@ -151,19 +151,6 @@ def host_row(host, j):
             "workers": j.get("workers")}
 
 
-def write_json(path, obj):
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".merge-", suffix=".json", dir=d)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(obj, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def main(argv):
     if len(argv) < 2 or any("=" not in a for a in argv[1:]):
         print("usage: clientmerge.py OUT.json HOST=CLIENT.json [HOST=CLIENT.json ...]", file=sys.stderr)
@@ -178,7 +165,7 @@ def main(argv):
             print("clientmerge.py: %s: %s" % (path, e), file=sys.stderr)
             return 1
     try:
-        write_json(argv[0], merge(named))
+        runstore.write_json(argv[0], merge(named), indent=1)
     except (ValueError, KeyError, TypeError) as e:
         print("clientmerge.py: %s" % e, file=sys.stderr)
         return 1

@@ -24,8 +24,8 @@ import json
 import os
 import re
 import sys
-import tempfile
 
+import runstore
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
@@ -161,17 +161,8 @@ def cmd_write(args):
     rec["flags"] = ";".join(flags)
     if flags and rec.get("status") == "ok":
         rec["status"] = "suspect"
-    d = os.path.dirname(os.path.abspath(out))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".result-", suffix=".json", dir=d)
-        try:
-            with os.fdopen(fd, "w") as f:
-                json.dump(rec, f, indent=1, sort_keys=True)
-                f.write("\n")
-            os.replace(tmp, out)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        runstore.write_json(out, rec, indent=1, sort_keys=True)
     except OSError as e:
         print(f"record.py: cannot write {out}: {e}", file=sys.stderr)
         return 1

@@ -28,6 +28,8 @@ import sys
 import tarfile
 import tempfile
 
+import runstore
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PROFILES_SH = os.path.join(ROOT, "harness", "lib", "profiles.sh")
@@ -281,7 +283,7 @@ def prepare(cfg, out, contenders, apply_sysctl, build, python):
                 d = meta["hosts"][h["name"]]["differs"]
                 restore[h["name"]] = {"host": h, "values": {k: v["host"] for k, v in d.items()}}
                 # written before the change: an interrupted apply is restored too
-                write_json(os.path.join(out, "sysctl-restore.json"), restore)
+                runstore.write_json(os.path.join(out, "sysctl-restore.json"), restore, indent=1)
                 for k, v in d.items():
                     if v["host"] is None:
                         raise RemoteError(h, "APPLY_SYSCTL: %s: this host's kernel has no such "
@@ -294,7 +296,7 @@ def prepare(cfg, out, contenders, apply_sysctl, build, python):
             restore_sysctl(out)
             raise
         meta["applied"] = True
-    write_json(os.path.join(out, "hosts-meta.json"), meta)
+    runstore.write_json(os.path.join(out, "hosts-meta.json"), meta, indent=1)
     return meta
 
 
@@ -318,14 +320,6 @@ def restore_sysctl(out):
     if not errors:
         os.unlink(path)
     return errors
-
-
-def write_json(path, obj):
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=os.path.dirname(os.path.abspath(path)))
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 # ---------------------------------------------------------------------------

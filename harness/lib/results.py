@@ -250,10 +250,7 @@ def cmd_meta(run_dir, pairs):
     except OSError:
         pass
     meta["worker_counts"] = workers
-    with open(path + ".tmp", "w") as f:
-        json.dump(meta, f, indent=2, sort_keys=True)
-        f.write("\n")
-    os.replace(path + ".tmp", path)
+    runstore.write_json(path, meta, indent=2, sort_keys=True)
     if differ:
         print("warning: the applied sysctl profile differs between runs of one profile: %s"
               % ", ".join(differ), file=sys.stderr)

@@ -11,6 +11,7 @@ import csv
 import json
 import os
 import re
+import tempfile
 
 # runs.csv columns, in order (harness/README.md documents each one). Keys a
 # record has beyond these follow them in the CSV, sorted.
@@ -49,6 +50,24 @@ TEXT_COLUMNS = {
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INT_RE = re.compile(r"^-?[0-9]+$")
 FLOAT_RE = re.compile(r"^-?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
+
+
+def write_json(path, obj, **dump_kw):
+    """obj as JSON in path, atomically: a temporary file beside it, renamed
+    over it (a reader never sees half a file). OSError as raised."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json",
+                               dir=os.path.dirname(os.path.abspath(path)))
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(obj, f, **dump_kw)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 def typed(key, text):

@@ -55,6 +55,44 @@ class TestBuckets(unittest.TestCase):
         self.assertEqual(cm.percentile(hist([]), 50), 0)
 
 
+def bucket_of(v):
+    """client/histogram.c's bucket_of, for building fixtures of any value."""
+    if v < cm.SUB:
+        return v
+    msb = v.bit_length() - 1
+    shift = msb - cm.SUB_BITS
+    return shift * cm.SUB + (v >> shift)
+
+
+def hist_any(values):
+    b = {}
+    for v in values:
+        b[bucket_of(v)] = b.get(bucket_of(v), 0) + 1
+    return {"count": len(values), "sum": sum(values), "max": max(values),
+            "buckets": [[i, b[i]] for i in sorted(b)]}
+
+
+class TestWideValues(unittest.TestCase):
+    def test_bucket_of_and_top_agree(self):
+        for v in (64, 65, 100, 1000, 12345, 999999, 2 ** 39 + 7):
+            i = bucket_of(v)
+            self.assertLessEqual(v, cm.bucket_top(i))
+            self.assertGreater(v, cm.bucket_top(i - 1))
+
+    def test_merged_percentiles_are_those_of_all_values_together(self):
+        import random
+        rnd = random.Random(7)
+        a = [rnd.randint(50, 200000) for _ in range(3000)]
+        b = [rnd.randint(10, 5000000) for _ in range(1000)]
+        m = cm.merge_hist([hist_any(a), hist_any(b)])
+        allv = sorted(a + b)
+        for p in (50, 90, 99, 99.9):
+            rank = max(1, int(p / 100.0 * len(allv) + 0.999999))
+            want = min(cm.bucket_top(bucket_of(allv[rank - 1])), max(allv))
+            self.assertEqual(cm.percentile(m, p), want, p)
+        self.assertEqual(cm.percentile(m, 100), max(allv))
+
+
 class TestMerge(unittest.TestCase):
     def test_counts_sum_latencies_from_merged_buckets(self):
         a = summary(100, 100, [10] * 99 + [50], pongs=[3] * 10, t=2.0,
