@@ -89,7 +89,13 @@ def main(argv=None):
     if not os.access(a.client, os.X_OK):
         p.error("--client: %s is not executable (make build)" % a.client)
 
-    statsdir = tempfile.mkdtemp(prefix="c1m-anatomy-")
+    # The counters file lives in a directory removed on every way out, including a
+    # Worker that fails to start (port in use): a leftover is never ours to explain.
+    with tempfile.TemporaryDirectory(prefix="c1m-anatomy-") as statsdir:
+        return _measure(a, statsdir)
+
+
+def _measure(a, statsdir):
     cfg = cli.parse(["--loop", a.loop, "--api", a.api, "--host", "127.0.0.1", "--port", str(a.port),
                      "--workers", "1", "--quiet", "--stats", os.path.join(statsdir, "s")])
     w = Worker(cfg, None, 0)
@@ -132,9 +138,6 @@ def main(argv=None):
         if c is not None and c.poll() is None:
             c.kill()
             c.wait()
-        for f in os.listdir(statsdir):
-            os.unlink(os.path.join(statsdir, f))
-        os.rmdir(statsdir)
     return state["result"] or rc
 
 

@@ -284,9 +284,14 @@ kill9_worker() {
         assert_output --partial "$c: 300 idle connections"
         assert_output --partial "= RssAnon growth"
     done
-    run in_ns env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy --loop gevent --api protocol
+    # refused after its temporary directory was made: the directory goes too
+    mkdir "$BATS_TEST_TMPDIR/tmp"
+    run in_ns env TMPDIR="$BATS_TEST_TMPDIR/tmp" PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy \
+        --loop gevent --api protocol
     assert_failure 2
     assert_output --partial "--api"
+    run ls -A "$BATS_TEST_TMPDIR/tmp"
+    assert_output ""
 }
 
 @test "SCENARIO=push with a contender without --push: recorded unsupported, never started; the table agrees with the flags" {

@@ -511,3 +511,24 @@ PY
 first registered, runs last"
     [ ! -e "$BATS_TEST_TMPDIR/evaluated" ] || fail "a cleanup command's argument was evaluated"
 }
+
+@test "the orphan sweep removes a killed remote controller's files, a live one's stay, a symlink is not followed" {
+    need_root
+    sleep 0 & dead=$!; wait "$dead"
+    tag=c1m-remote-$dead-1796173048 live=c1m-remote-$$-1796173048
+    : > "/dev/shm/$tag.stats"; : > "/tmp/$tag-server.log"; : > "/tmp/$tag-198.51.100.11.json"
+    : > "/dev/shm/$live.stats"; : > "$BATS_TEST_TMPDIR/target"
+    ln -s "$BATS_TEST_TMPDIR/target" "/tmp/$tag-link.log"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/netns.sh"
+        source "$1/harness/lib/orphans.sh"; C1M_STATE_ROOT=$2
+        orphans_scan; printf "%s\n" "${ORPHAN_REPORT[@]}"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR/state"
+    rm -f "/dev/shm/$live.stats" "/tmp/$tag-link.log"
+    assert_success
+    assert_line "remote run file /dev/shm/$tag.stats removed"
+    assert_line "remote run file /tmp/$tag-server.log removed"
+    assert_line "remote run file /tmp/$tag-198.51.100.11.json removed"
+    refute_output --partial "$live"
+    refute_output --partial "link.log"
+    [ ! -e "/dev/shm/$tag.stats" ] && [ ! -e "/tmp/$tag-server.log" ] || fail "files left"
+    [ -e "$BATS_TEST_TMPDIR/target" ] || fail "the symlink's target was removed"
+}
