@@ -464,7 +464,10 @@ class Run:
                 p.close()
         for h in remote.all_hosts(self.cfg):
             if h["name"] not in self.lost:
-                remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
+                rc, _, err = remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
+                if rc != 0:
+                    log("%s: could not remove this run's files (/dev/shm/%s.stats, /tmp/%s-*): %s"
+                        % (h["name"], self.tag, self.tag, (err.strip().splitlines() or ["exit %d" % rc])[-1]))
 
     def write_result(self):
         kv = ["%s=%s" % (k, str(v).replace("\n", " ")) for k, v in self.R.items() if v is not None]
@@ -503,8 +506,16 @@ def main(argv):
         os.dup2(fd, 2)
         os.close(fd)
 
+    # One Stop at most, and none once the cleanup has begun: a group's SIGINT
+    # is followed by bench.sh's SIGTERM, and a second Stop raised inside the
+    # except clause or at the top of finally would skip the hosts' cleanup.
+    stop = {"name": None, "cleaning": False}
+
     def on_signal(signum, frame):
-        raise Stop(signal.Signals(signum).name)
+        first = stop["name"] is None
+        stop["name"] = stop["name"] or signal.Signals(signum).name
+        if first and not stop["cleaning"]:
+            raise Stop(stop["name"])
     for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(s, on_signal)
     r = Run(a)
@@ -527,9 +538,12 @@ def main(argv):
         r.R["status"], r.R["note"] = "failed", "run_remote.py: %s: %s" % (type(e).__name__, e)
         rc = 1
     finally:
-        for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            signal.signal(s, signal.SIG_IGN)     # the cleanup is not interrupted
+        stop["cleaning"] = True                  # the cleanup is not interrupted
         r.cleanup()
+        if stop["name"] and rc == 0 and r.R.get("status") != "interrupted":
+            # the stop came during the cleanup of a run that had ended
+            r.R["note"] = "; ".join(x for x in (r.R.get("note"), "stop signal %s during the cleanup" % stop["name"]) if x)
+            rc = 130
         r.write_result()
     return rc
 
