@@ -24,8 +24,9 @@ from cells import DAGGER, label_of, num
 
 DOUBLE_DAGGER = "\u2021"
 # statuses whose counters still measured the profile (the ramp ran; it is the
-# result that it did not finish)
-MEASURED = ("client-stopped", "timeout", "inconsistent", "suspect")
+# result that it did not finish; storm-timeout: the ramp and hold finished, the
+# recovery after the kill did not, which is the stock profile's storm result)
+MEASURED = ("client-stopped", "timeout", "inconsistent", "suspect", "storm-timeout")
 
 # metric, what it is, format, which way is better ("lower", "higher", or ""
 # for a figure that describes the load rather than scores it)
@@ -353,6 +354,10 @@ def plotdata(run_dir, rows, data_dir):
         if known:
             log = any(x > 0 for x in known)
             v["prof_log"] = "1" if log else "0"
+            # on a log axis a counter that is 0 everywhere has no bar to draw, and
+            # gnuplot refuses a histogram column without one valid point
+            v["prof_cols"] = " ".join(str(i + 2) for i in range(len(cols))
+                                      if not log or any((line[i] or 0) > 0 for _, line in dl))
             with open(os.path.join(data_dir, "profile-drops.dat"), "w") as f:
                 f.write("# contender~profile %s\n" % " ".join(cols))
                 for name, line in dl:

@@ -23,8 +23,10 @@ set key top left
 set style data histograms
 set style histogram clustered gap 1
 set style fill solid 0.85 border -1
-plot data.'/profile-drops.dat' using 2:xtic(stitle(strcol(1))) title 'ListenDrops' lc rgb 0xd62728, \
-     '' using 3 title 'TCPReqQFullDrop' lc rgb 0xff7f0e, \
-     '' using 4 title 'TCPSynRetrans (SYN + SYN-ACK)' lc rgb 0x9467bd, \
-     '' using 5 title 'failed connects' lc rgb 0x7f7f7f, \
-     '' using 6 title 'connect timeouts' lc rgb 0x17becf
+# prof_cols: the data columns to draw (profile-vars.gp; on a log axis those
+# with a bar)
+array titles[6] = ['', 'ListenDrops', 'TCPReqQFullDrop', 'TCPSynRetrans (SYN + SYN-ACK)', \
+                   'failed connects', 'connect timeouts']
+array colors[6] = [0, 0xd62728, 0xff7f0e, 0x9467bd, 0x7f7f7f, 0x17becf]
+plot for [c in prof_cols] data.'/profile-drops.dat' using int(c):xtic(stitle(strcol(1))) \
+     title titles[int(c)] lc rgb colors[int(c)]

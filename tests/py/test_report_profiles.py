@@ -227,7 +227,17 @@ class TestReport(Dir):
             lines = [x for x in f.read().splitlines() if not x.startswith("#")]
         self.assertEqual(lines, ["somaxconn 2.5 100", "tcp_fin_timeout 1 0"])
         with open(os.path.join(data, "profile-vars.gp")) as f:
-            self.assertIn("prof_log = 1", f.read())
+            gp = f.read()
+        self.assertIn("prof_log = 1", gp)
+        # on the log axis only ListenDrops has a bar: the other columns are not drawn
+        self.assertIn("prof_cols = '2'", gp)
+
+    def test_a_storm_timeout_run_still_measured_the_ramp(self):
+        self.add(t_accept_s=3.0, listen_drops=0)
+        self.add(profile="stock", status="storm-timeout", t_accept_s=61.0, listen_drops=7157)
+        text = rp.report(self.dir, self.rows(), {})
+        self.assertIn("| time to connect, s | lower | 61.00\u2021 | 3.00 | 0.05 |", text)
+        self.assertIn("| dropped at the listener (ListenDrops) | lower | 7157\u2021 | 0 | 0.00 |", text)
 
     def test_rates_say_where_drops_start(self):
         for rate, d in ((1000, 0), (5000, 0), (20000, 70), (0, 300)):
