@@ -1,0 +1,10 @@
+contenders = 'c~now c~backoff pyext~now pyext~backoff asyncio-protocol~now asyncio-protocol~backoff asyncio-streams~now asyncio-streams~backoff uvloop~now uvloop~backoff'
+disturbed = ''
+conditions = 'stock,now stock,backoff now backoff'
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 11 of 21 runs dropped (storm-timeout 11)'
+ramp_runs = 'c~stock,now:storm-timeout c~stock,backoff:storm-timeout c~now c~backoff pyext~stock,now:storm-timeout pyext~stock,backoff:storm-timeout pyext~now pyext~backoff asyncio-protocol~stock,now:storm-timeout asyncio-protocol~stock,backoff:storm-timeout asyncio-protocol~now asyncio-protocol~backoff asyncio-streams~stock,now:storm-timeout asyncio-streams~stock,backoff:storm-timeout asyncio-streams~now asyncio-streams~backoff uvloop~stock,now:storm-timeout uvloop~stock,backoff:storm-timeout uvloop~now uvloop~backoff'
+big_label = '100k'
+logx = 0
+has_bytes = 1
