@@ -1,0 +1,10 @@
+contenders = 'c~backoff pyext~backoff asyncio-protocol~backoff asyncio-streams~backoff uvloop~backoff'
+disturbed = ''
+conditions = 'backoff'
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'c~backoff pyext~backoff asyncio-protocol~backoff asyncio-streams~backoff uvloop~backoff'
+big_label = '300k'
+logx = 0
+has_bytes = 1
