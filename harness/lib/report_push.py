@@ -165,9 +165,16 @@ def push_section(run_dir, cells, settings):
                       fmt(c, "broadcast_s", "%.3f"), fmt(c, "broadcast_server_s", "%.3f"),
                       fmt(c, "broadcast_reached", "%.0f")])
     from results import md_table
+    size, every = settings.get("push_bytes") or 1024, str(settings.get("push_every") or 30)
+    if every == "0":        # PUSH_EVERY=0: the broadcast alone
+        what = ("Each server pushed nothing through the ramp and the hold (`PUSH_EVERY=0`): "
+                "the lines are the broadcast's, one of %s bytes per connection. " % size)
+    else:
+        what = ("Each server pushed a line of %s bytes to every connection every %s s (paced "
+                "over the interval%s) through the ramp and the hold. "
+                % (size, every, "; all at once" if str(settings.get("push_burst") or 0) == "1" else ""))
     out = ["## Server push\n",
-           "Each server pushed a line of %s bytes to every connection every %s s (paced over "
-           "the interval%s) through the ramp and the hold. Latency: the client's "
+           what + "Latency: the client's "
            "CLOCK_REALTIME at the read that completed a line minus the server's stamp in it "
            "(the moment it handed the line to the kernel or its transport), over every line "
            "the client received. missing: sequence numbers skipped; bad: lines starting "
@@ -177,8 +184,7 @@ def push_section(run_dir, cells, settings):
            "that signal until the last connection received a line sent after it (client "
            "side, client/push_watch.h); 'server wrote it': until the server's counters "
            "showed N more lines handed to the kernel. Figures: median (min-max) of the ok "
-           "runs.\n" % (settings.get("push_bytes") or 1024, settings.get("push_every") or 30,
-                        "; all at once" if str(settings.get("push_burst") or 0) == "1" else ""),
+           "runs.\n",
            md_table(PUSH_COLS, table) + "\n",
            plot_md(run_dir, BROADCAST, "Broadcast time vs tier"),
            plot_md(run_dir, LATENCY, "Push delivery latency p99 vs tier")]

@@ -106,6 +106,12 @@ class Report(unittest.TestCase):
         line = [ln for ln in text.splitlines() if ln.startswith("| 2k | - | c | ok |")][0]
         self.assertIn("| 6000 | 6000 | 0 | 0 |", line)
 
+    def test_broadcast_alone_is_said_so(self):
+        meta = {"settings": {"push_bytes": "1024", "push_every": "0"}}
+        text = rp.report("/nonexistent", [push_run("c", 2000)], meta)
+        self.assertIn("pushed nothing through the ramp and the hold (`PUSH_EVERY=0`)", text)
+        self.assertNotIn("every 0 s", text)
+
 
 class RecordColumns(unittest.TestCase):
     def test_push_columns_only_for_clients_that_received_pushes(self):
