@@ -40,9 +40,9 @@ usage() {
     cat >&2 <<'USAGE'
 usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=value ...)
   TIERS=300k,500k,800k,1m   connection counts, run smallest first (k/m suffixes)
-  CONTENDERS=...            comma list of c, pyext, asyncio-protocol, asyncio-streams,
-                            uvloop, io_uring, libuv, gevent, threads, or `all` (default:
-                            the first five, uvloop only when importable)
+  CONTENDERS=...            comma list of c, pyext, uvloop, asyncio-protocol,
+                            asyncio-streams, io_uring, libuv, gevent, threads, floor, or
+                            `all` (default: the first five, uvloop only when importable)
   REPEAT=1                  runs per contender and tier, interleaved; summary = median
   HOLD=10                   seconds held after the ramp (idle CPU with heartbeats)
   HEARTBEAT=auto            ping period in s; auto = max(5, N/20000): <= ~20k pings/s

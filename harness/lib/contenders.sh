@@ -8,13 +8,17 @@
 # --quiet [--worker-conns N] and any scenario's extra flags), speaks the wire
 # protocol of DEVELOPERS.md and publishes the live counters file.
 
-# Known contenders, in ladder order (cost: cheapest first). CONTENDERS=all runs
+# Known contenders, in ladder order: by the userspace bytes each connection costs,
+# cheapest first (results/reference-all-100k: floor 7, c 19, io_uring 20, pyext 112,
+# libuv 288, uvloop 1367, asyncio-protocol 2722, asyncio-streams 5512, gevent 9632,
+# threads ~30k). Runs, tables and plots follow this order. CONTENDERS=all runs
 # every one of them; one this machine cannot run (exit 3: c1m-uring on a kernel
 # without multishot io_uring, gevent not importable) is recorded `unavailable`.
-C1M_CONTENDERS=(floor c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent threads)
-# What bench.sh runs when CONTENDERS is unset (uvloop only when importable):
-# the default run keeps its length; the issue-12 contenders come with CONTENDERS=all.
-C1M_DEFAULT_CONTENDERS=(c pyext asyncio-protocol asyncio-streams uvloop)
+C1M_CONTENDERS=(floor c io_uring pyext libuv uvloop asyncio-protocol asyncio-streams gevent threads)
+# What bench.sh runs when CONTENDERS is unset (uvloop only when importable), in
+# the same order: the default run keeps its length; the issue-12 contenders
+# come with CONTENDERS=all.
+C1M_DEFAULT_CONTENDERS=(c pyext uvloop asyncio-protocol asyncio-streams)
 
 # contender_cmd NAME ARG...: the command line (words) that starts contender NAME
 # with the common flags ARG...; exit status 1 for an unknown name.

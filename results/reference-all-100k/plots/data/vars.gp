@@ -1,0 +1,10 @@
+contenders = 'floor c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 1 of 10 runs dropped (timeout 1)'
+ramp_runs = 'floor c io_uring libuv pyext asyncio-protocol asyncio-streams uvloop gevent threads:timeout'
+big_label = '100k'
+logx = 0
+has_bytes = 1
