@@ -1,0 +1,2 @@
+bc_series = 'c pyext asyncio-protocol asyncio-streams uvloop'
+lat_series = 'c pyext asyncio-protocol asyncio-streams uvloop'

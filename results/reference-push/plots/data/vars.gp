@@ -1,0 +1,10 @@
+contenders = 'c pyext asyncio-protocol asyncio-streams uvloop'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'c pyext asyncio-protocol asyncio-streams uvloop'
+big_label = '100k'
+logx = 0
+has_bytes = 1
