@@ -131,6 +131,31 @@ EOF
     assert_output --partial "not a c1m counters file"
 }
 
+@test "a wait or a watch whose starter was killed (SIGKILL, no cleanup) ends by itself" {
+    # an earlier run's file: its worker exited, so no wait can be met
+    write_stats "$STATS" c "$$ 4 0"
+    export PIDF=$BATS_TEST_TMPDIR/stat.pid ERR=$BATS_TEST_TMPDIR/stat.err
+    local case starter spid i
+    for case in "--wait open=5 $STATS" "--wait-ready $STATS" "--watch 50 $STATS" \
+        "--wait-ready $BATS_TEST_TMPDIR/not-yet.stats"; do
+        rm -f "$PIDF" "$ERR"
+        # the starter: a shell that waits for c1m-stat, as run_one.sh does
+        # shellcheck disable=SC2086  # the case's words
+        bash -c '"$0" "$@" > /dev/null 2> "$ERR" & echo $! > "$PIDF"; wait' \
+            "$STAT" --timeout 60 $case &
+        starter=$!
+        for ((i = 0; i < 100; i++)); do [ -s "$PIDF" ] && break; sleep 0.02; done
+        spid=$(cat "$PIDF")
+        sleep 0.2
+        kill -0 "$spid" || fail "$case: c1m-stat ended before its starter: $(cat "$ERR")"
+        kill -KILL "$starter"
+        wait "$starter" 2>/dev/null || true
+        wait_for 5 pid_gone "$spid" || { kill "$spid"; fail "$case: c1m-stat outlived its starter"; }
+        grep -q "is gone: stopping" "$ERR" || fail "$case: $(cat "$ERR")"
+    done
+}
+pid_gone() { ! kill -0 "$1" 2>/dev/null; }
+
 # holds PID FILE: process PID has FILE open
 holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
 

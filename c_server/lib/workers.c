@@ -82,6 +82,11 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
             signal(SIGTERM, SIG_DFL);
             sigprocmask(SIG_SETMASK, &old, NULL);
             int rc = fn(i, ud);
+            /* Stopped: a later stop signal (a group's, then the parent's or a
+             * supervisor's own) has nothing left to stop, and would end the
+             * worker mid-exit (under ASan, in its leak check). */
+            signal(SIGINT, SIG_IGN);
+            signal(SIGTERM, SIG_IGN);
             fflush(NULL);
 #ifdef __SANITIZE_ADDRESS__
             /* _exit() skips LeakSanitizer's atexit check: run it here (a leak
