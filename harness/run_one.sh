@@ -377,6 +377,7 @@ fi
 
 stop_pid "$cpid" 120
 R[client_exit]=$C1M_STOP_RC
+[ "$reached" = 1 ] && scenario_after_client
 stop_pid "$dpid" 5
 
 if [ "$reached" = 1 ]; then

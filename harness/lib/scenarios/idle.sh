@@ -17,6 +17,9 @@
 #   scenario_run          the scenario's own phase, after the hold and the
 #                         end-of-hold counts, before the client is stopped; sets
 #                         documented keys of R, a named status on failure
+#   scenario_after_client once the client has stopped (its summary written),
+#                         the server still running: counts that must include
+#                         everything the client saw (only after scenario_run)
 #
 # Knobs are plain environment variables: bench.sh exports them to run_one.sh.
 
@@ -27,3 +30,4 @@ scenario_variants() { :; }
 scenario_server_args() { :; }
 scenario_client_args() { :; }
 scenario_run() { :; }
+scenario_after_client() { :; }
