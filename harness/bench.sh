@@ -24,7 +24,7 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
-KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT OUT SERVER_WORKER_CONNS
+KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
@@ -47,6 +47,8 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
   HOLD=10                   seconds held after the ramp (idle CPU with heartbeats)
   HEARTBEAT=auto            ping period in s; auto = max(5, N/20000): <= ~20k pings/s
   TIMEOUT=900               seconds a ramp may take before the run is a timeout
+  RAMP_STALL=120            seconds a ramp may go without a new connection before the
+                            run stops as ramp-stalled (0 = only TIMEOUT)
   OUT=results/<UTC time>    results directory (must not hold a runs.csv yet);
                             results/reference* only from a clean git tree
   SERVER_WORKER_CONNS=      per-worker connection cap of the server (default: its own)
@@ -105,7 +107,7 @@ read_settings() {
     [ -n "${TIERS+x}" ] && [ -z "$TIERS" ] && bad "TIERS: set but empty (unset it for the default 300k,500k,800k,1m)"
     [ -n "${CONTENDERS+x}" ] && [ -z "$CONTENDERS" ] && bad "CONTENDERS: set but empty (unset it for every contender)"
     TIERS=${TIERS:-300k,500k,800k,1m}
-    REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}
+    REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
     MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
@@ -118,6 +120,7 @@ read_settings() {
     is_uint "$HOLD" || bad "HOLD: expects whole seconds: $HOLD"
     [ "$HEARTBEAT" = auto ] || is_uint "$HEARTBEAT" || bad "HEARTBEAT: expects whole seconds or auto: $HEARTBEAT"
     is_pos "$TIMEOUT" || bad "TIMEOUT: expects whole seconds >= 1: $TIMEOUT"
+    in_range "$RAMP_STALL" 0 86400 || bad "RAMP_STALL: expects whole seconds (0 = off): $RAMP_STALL"
     is_uint "$MIN_AVAILABLE_MIB" || bad "MIN_AVAILABLE_MIB: expects MiB: $MIN_AVAILABLE_MIB"
     is_uint "$SETTLE_MAX" || bad "SETTLE_MAX: expects whole seconds: $SETTLE_MAX"
     [ -z "$MEM_GUARD_MIB" ] || is_uint "$MEM_GUARD_MIB" || bad "MEM_GUARD_MIB: expects MiB: $MEM_GUARD_MIB"
@@ -320,7 +323,7 @@ setup_out() {
 write_meta() {
     "$PYTHON" "$RESULTS_PY" meta "$OUT" "$@" \
         tiers="$(IFS=,; echo "${TIER_LABEL[*]}")" contenders="$(IFS=,; echo "${CONT[*]}")" \
-        repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" \
+        repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" ramp_stall="$RAMP_STALL" \
         min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
         quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
@@ -478,7 +481,7 @@ run_case() {
     fi
     mkdir -p "$dir" || die "cannot create $dir"
     local args=(--contender "$c" --conns "$n" --out "$dir" --hold "$HOLD" --heartbeat "$hb"
-                --timeout "$TIMEOUT" --min-available "$MIN_AVAILABLE_MIB"
+                --timeout "$TIMEOUT" --ramp-stall "$RAMP_STALL" --min-available "$MIN_AVAILABLE_MIB"
                 --quiet-max "$QUIET_MAX" --quiet-cpu-pct "$QUIET_CPU_PCT" --disturb-pct "$DISTURB_PCT" --init-pct "$INIT_PCT"
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")

@@ -27,7 +27,7 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 usage() {
     cat >&2 <<'USAGE'
 usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S]
-                  [--timeout S] [--port P|LO-HI] [--server-worker-conns N]
+                  [--timeout S] [--ramp-stall S] [--port P|LO-HI] [--server-worker-conns N]
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
@@ -44,7 +44,7 @@ USAGE
     exit 2
 }
 
-contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 port=9000
+contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 ramp_stall=120 port=9000
 swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
@@ -58,6 +58,7 @@ while [ $# -gt 0 ]; do
         --hold) need_value "$@"; hold=$2; shift 2 ;;
         --heartbeat) need_value "$@"; heartbeat=$2; shift 2 ;;
         --timeout) need_value "$@"; timeout=$2; shift 2 ;;
+        --ramp-stall) need_value "$@"; ramp_stall=$2; shift 2 ;;
         --port) need_value "$@"; port=$2; shift 2 ;;
         --server-worker-conns) need_value "$@"; swc=$2; shift 2 ;;
         --client-worker-conns) need_value "$@"; cwc=$2; shift 2 ;;
@@ -97,7 +98,7 @@ for v in server_cpus client_cpus; do
         || { log "--${v//_/-}: expects a CPU list of this machine's $(grep -c '^cpu[0-9]' /proc/stat) CPUs (0-1, 0,2...): ${!v}"; usage; }
 done
 in_range "$timeout" 1 31536000 || { log "--timeout: expects whole seconds >= 1: $timeout"; usage; }
-for v in hold heartbeat min_avail quiet_max quiet_cpu_pct disturb_pct init_pct; do
+for v in hold heartbeat ramp_stall min_avail quiet_max quiet_cpu_pct disturb_pct init_pct; do
     in_range "${!v}" 0 31536000 || { log "--${v//_/-}: expects a whole number: ${!v}"; usage; }
 done
 for v in swc cwc; do
@@ -142,7 +143,7 @@ server_cmd() {
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
              [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate
              [condition]=$(condition_of "$profile" "$variant" "$rate")
-             [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [min_available_mib]=$min_avail
+             [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [ramp_stall_s]=$ramp_stall [min_available_mib]=$min_avail
              [port]=$port [server_cpus]=$server_cpus [client_cpus]=$client_cpus)
 # write_result: OUT/result.json from R (typed, the client's summary merged in,
 # sanity bounds applied: harness/lib/record.py), on every exit path.
@@ -257,8 +258,10 @@ ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
 cpid=$!
 on_exit stop_pid "$cpid" 120
 
-# Ramp: poll the server's counters until it holds all N.
-reached=0 shown=0
+# Ramp: poll the server's counters until it holds all N. Progress is a new
+# high of the server's open count: a ramp without one for --ramp-stall seconds
+# (threads at its thread limit) stops as ramp-stalled, not at --timeout.
+reached=0 shown=0 best=0 t_best=$t0
 while :; do
     if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
         reached=1; break
@@ -275,6 +278,13 @@ while :; do
     fi
     if [ "$(mem_available_mib)" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="MemAvailable under ${min_avail} MiB"; break; fi
     if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
+    if [[ ${open:-} =~ ^[0-9]+$ ]] && [ "$open" -gt "$best" ]; then
+        best=$open t_best=$t
+    elif [ "$ramp_stall" -gt 0 ] && awk -v e="$(elapsed "$t_best" "$t")" -v s="$ramp_stall" 'BEGIN{exit !(e > s)}'; then
+        R[status]=ramp-stalled
+        R[note]="no new connection for ${ramp_stall}s: at most $best of $conns open, ${open:-?} now, after $(printf '%.0f' "$el")s"
+        break
+    fi
 done
 t1=$(now_s)
 mark

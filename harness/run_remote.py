@@ -75,6 +75,7 @@ def parse_args(argv):
     p.add_argument("--hold", type=int, default=10)
     p.add_argument("--heartbeat", type=float, default=5)
     p.add_argument("--timeout", type=int, default=600)
+    p.add_argument("--ramp-stall", type=int, default=120)
     p.add_argument("--min-available", type=int, default=1024)
     p.add_argument("--server-worker-conns", type=int)
     p.add_argument("--client-worker-conns", type=int)
@@ -133,7 +134,7 @@ class Run:
         self.stop_pings = threading.Event()
         self.R = {"contender": a.contender, "target": a.n, "status": "failed", "accepted": 0,
                   "scenario": "idle", "variant": "", "profile": "tuned", "rate": a.rate, "condition": "",
-                  "hold_s": a.hold, "heartbeat_s": a.heartbeat, "timeout_s": a.timeout,
+                  "hold_s": a.hold, "heartbeat_s": a.heartbeat, "timeout_s": a.timeout, "ramp_stall_s": a.ramp_stall,
                   "min_available_mib": a.min_available, "gate": "remote", "remote": 1,
                   "ports": a.ports, "hosts": " ".join(h["name"] for h in remote.all_hosts(self.cfg))}
         self.client_files = []
@@ -271,10 +272,12 @@ class Run:
         # the ramp: until the streamed counters show N open
         reached = False
         shown = False
+        best, t_best = 0, t0    # progress: a new high of open (run_one.sh's rule)
         while True:
             row = last_row(ramp_path)
             opened = int(row["open"]) if row else 0
-            el = time.time() - t0
+            now = time.time()
+            el = now - t0
             if not a.quiet:
                 shown = True
                 sys.stderr.write("\r  %-17s %8d  accepted %8d / %-8d %7.0f/s  %6.1fs (remote) "
@@ -303,6 +306,13 @@ class Run:
                 break
             if el > a.timeout:
                 R["status"], R["note"] = "timeout", "not all accepted after %ds" % a.timeout
+                break
+            if opened > best:
+                best, t_best = opened, now
+            elif a.ramp_stall > 0 and now - t_best > a.ramp_stall:
+                R["status"] = "ramp-stalled"
+                R["note"] = ("no new connection for %ds: at most %d of %d open, %d now, after %.0fs"
+                             % (a.ramp_stall, best, a.n, opened, el))
                 break
             time.sleep(0.05)
         t1 = time.time()

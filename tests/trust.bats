@@ -186,6 +186,37 @@ kill_in_hold() {
     assert_equal "${lines[2]}" 0
 }
 
+@test "trust: a ramp without a new connection for --ramp-stall seconds stops as ramp-stalled, not at --timeout" {
+    need_root
+    mkdir -p "$OUT"
+    run_one --rate 400 --ramp-stall 2 --timeout 600 --hold 1 --quiet-max 0 --disturb-pct 100 \
+        --init-pct 100 2> "$OUT.err" &
+    RUN_PID=$!
+    local ns rp p pp frozen=()
+    wait_for 30 test -s "$OUT/netns" || { cat "$OUT.err" >&2; fail "no namespace"; }
+    ns=$(cat "$OUT/netns") rp=${ns#c1m-} rp=${rp%-*}
+    "$STAT" --wait open=200 --timeout 30 "/dev/shm/c1m-run-$rp.stats" > /dev/null \
+        || { cat "$OUT.err" >&2; fail "the ramp never began"; }
+    # the server's workers stop accepting (SIGSTOP): its open count stays put
+    for p in $(ip netns pids "$ns"); do
+        pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) || continue
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = c1m-server ] && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = c1m-server ] \
+            && frozen+=("$p")
+    done
+    [ ${#frozen[@]} -gt 0 ] || fail "no c1m-server worker found in $ns"
+    kill -STOP "${frozen[@]}"
+    sleep 6
+    kill -CONT "${frozen[@]}"
+    wait "$RUN_PID"; local rc=$?
+    RUN_PID=
+    assert_equal "$rc" 0
+    run get status note accepted ramp_stall_s
+    [ "${lines[0]}" = ramp-stalled ] || { show; fail "status ${lines[0]}"; }
+    assert_line --index 1 --regexp "^no new connection for 2s: at most [0-9]+ of 2000 open"
+    [ "${lines[2]}" -lt 2000 ] || fail "accepted ${lines[2]}"
+    assert_equal "${lines[3]}" 2
+}
+
 @test "trust: the quiet gate waits for another run's namespace, then marks the run disturbed" {
     need_root
     # named like a live benchmark run's (this shell's pid is alive): never taken for an orphan

@@ -26,7 +26,7 @@ DOUBLE_DAGGER = "\u2021"
 # statuses whose counters still measured the profile (the ramp ran; it is the
 # result that it did not finish; storm-timeout: the ramp and hold finished, the
 # recovery after the kill did not, which is the stock profile's storm result)
-MEASURED = ("client-stopped", "timeout", "inconsistent", "suspect", "storm-timeout")
+MEASURED = ("client-stopped", "timeout", "ramp-stalled", "inconsistent", "suspect", "storm-timeout")
 
 # metric, what it is, format, which way is better ("lower", "higher", or ""
 # for a figure that describes the load rather than scores it)

@@ -629,9 +629,11 @@ def cmd_report(run_dir):
     out.append("## Machine\n")
     out.append(md_table(["", ""], machine) + "\n")
     out.append("Settings: tiers %s, contenders %s, repeat %s, hold %s s, heartbeat %s, "
-               "ramp timeout %s s, MemAvailable floor %s MiB.\n" % (
+               "ramp timeout %s s (stalled after %s s without a new connection), MemAvailable floor "
+               "%s MiB.\n" % (
                    s.get("tiers"), s.get("contenders"), s.get("repeat"), s.get("hold"),
-                   s.get("heartbeat"), s.get("timeout"), s.get("min_available_mib")))
+                   s.get("heartbeat"), s.get("timeout"), s.get("ramp_stall", "-"),
+                   s.get("min_available_mib")))
     out.append("## Summary (medians of the ok runs)\n")
     table = summary_rows(rows)
     cols = summary_cols(table)
