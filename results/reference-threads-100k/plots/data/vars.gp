@@ -1,0 +1,10 @@
+contenders = ''
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = ''
+dropped_note = 'ok runs only; 1 of 1 runs dropped (ramp-stalled 1)'
+ramp_runs = 'threads:ramp-stalled'
+big_label = '100k'
+logx = 0
+has_bytes = 0
