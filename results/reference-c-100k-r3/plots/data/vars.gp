@@ -1,0 +1,10 @@
+contenders = 'floor c io_uring libuv'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: bootstrap 95% interval of the median'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'floor c io_uring libuv'
+big_label = '100k'
+logx = 0
+has_bytes = 1
