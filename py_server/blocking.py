@@ -7,10 +7,12 @@ The line rules are protocol.py's (feed, the counters). The output rules are
 c1m-server's, which a blocking loop can follow exactly: replies are sent with
 non-blocking send() calls straight from a shared buffer of repeated b"pong\\n"
 (`pongs` counts the replies whose last byte the kernel took); when the kernel
-refuses more, over `max_pending` reply bytes left is a slow peer (closed,
-`slow`), and within the bound the loop waits until the peer either makes room
-or sends more (one poll() on this socket: a peer that never reads but keeps
-sending is cut once its replies pass the bound, as c1m-server cuts it). A
+refuses more, within the bound the loop waits until the peer either makes
+room or sends more (one poll() on this socket); over `max_pending` reply
+bytes left, it reads no more and waits for room alone, and a backlog that has
+not shrunk for STALL_S is a slow peer (closed, `slow`): the grace of
+c_server/lib/slowcut.h, so a peer that never reads but keeps sending is cut
+STALL_S after its replies pass the bound, as c1m-server cuts it. A
 peer that half-closes gets every queued reply (blocking send()) before the
 close; an oversized line closes after a non-blocking send of the replies
 before it.
@@ -23,8 +25,9 @@ it and wakes its listener.
 import errno
 import select
 import socket
+import time
 
-from .protocol import PING_NL, PONG, feed
+from .protocol import PING_NL, PONG, STALL_S, feed
 
 # One recv() takes at most this much (what the kernel holds beyond it is read
 # by the next one): a common size for such servers, and the line rule needs
@@ -75,6 +78,25 @@ def _send_now(sock, out, w, lock, try_send):
         out.sent(n, w, lock)
 
 
+def _held(sock, out, w, lock, try_send, poller, max_pending):
+    """The slow cutoff's grace: more than max_pending bytes are owed and the
+    kernel refuses more. Read no more; send as room comes. True once the
+    backlog is back within the bound, False (a slow peer) once it has not
+    shrunk for STALL_S. Raises OSError when the peer is gone."""
+    least, since = out.pending(), time.monotonic()
+    p = poller()
+    p.register(sock.fileno(), select.POLLOUT)
+    while out.pending() > max_pending:
+        left = since + STALL_S - time.monotonic()
+        if left <= 0:
+            return False
+        if p.poll(left * 1000):  # room, or an error that send() raises
+            _send_now(sock, out, w, lock, try_send)
+        if out.pending() < least:  # the peer took some: the grace starts again
+            least, since = out.pending(), time.monotonic()
+    return True
+
+
 def serve(sock, w, max_pending, lock, try_send, poller):
     """Serve one accepted, blocking socket until the connection ends; closes it.
 
@@ -122,7 +144,8 @@ def serve(sock, w, max_pending, lock, try_send, poller):
                 return
             if pings:
                 _send_now(sock, out, w, lock, try_send)
-                if out.owed and out.pending() > max_pending:
+                if out.pending() > max_pending and not _held(sock, out, w, lock, try_send,
+                                                             poller, max_pending):
                     with lock:
                         w.slow += 1
                     return

@@ -213,8 +213,9 @@ def build_parser():
                    help="SO_RCVBUF per connection (default 4096; 0 = kernel default)")
     p.add_argument("--max-pending", default=4096, metavar="B",
                    type=_number(1, 1 << 30, True, "expects bytes 1-1073741824"),
-                   help="reply bytes a connection may have waiting before it is closed as "
-                        "slow (default 4096)")
+                   help="reply bytes a connection may have waiting; over it, it is read no "
+                        "more and closed as slow if the backlog does not shrink for 250 ms "
+                        "(default 4096)")
     p.add_argument("--push", default=0, metavar="BYTES",
                    type=_number(push.MIN_BYTES, push.MAX_BYTES, False,
                                 "expects bytes %d-%d (one line of at most 1024 bytes plus its "

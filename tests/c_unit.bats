@@ -32,3 +32,9 @@ teardown() {
     assert_success
     if [ "${SANITIZE:-0}" = 1 ]; then assert_output "asserts on"; else assert_output "asserts off"; fi
 }
+
+@test "slowcut: held over --max-pending, released within it, slow only after the grace without a shrink (tests/c/slowcut_test.c)" {
+    run "$C1M_BUILD/tests/slowcut_test"
+    assert_success
+    assert_output "slowcut: ok"
+}

@@ -76,8 +76,9 @@ static void help(const struct c1m_server_prog *p, const struct c1m_server_opts *
     if (p->max_pending_help)
         printf("%s", p->max_pending_help);
     else
-        printf("  --max-pending B   reply bytes a connection may have waiting before it is closed\n"
-               "                    as slow (default %ld)\n", o->max_pending);
+        printf("  --max-pending B   reply bytes a connection may have waiting; over it, it is read\n"
+               "                    no more and closed as slow if the backlog does not shrink\n"
+               "                    for 250 ms (default %ld)\n", o->max_pending);
     if (p->flags_help)
         printf("%s", p->flags_help);
     printf("  --stats PATH      live counters file (default /dev/shm/%s-PORT-PID.stats,\n"

@@ -12,8 +12,9 @@
  *
  * The rules are c1m-server's (c_server/server/server.c): lines parsed by
  * lineproto.h; `pongs` counts replies handed to the kernel; more than
- * --max-pending reply bytes not taken after the kernel refused more closes
- * the connection as slow; a half-close gets its queued replies before the
+ * --max-pending reply bytes not taken after the kernel refused more hold the
+ * connection (read no more) and close it as slow once that backlog has not
+ * shrunk for C1M_SLOW_GRACE_NS (slowcut.h); a half-close gets its queued replies before the
  * close; an oversized line closes after writing, without waiting, the replies
  * before it. The listener is a SO_REUSEPORT socket made by libc1m (libuv 1.44
  * has no SO_REUSEPORT flag) handed to libuv with uv_tcp_open; at the
@@ -33,6 +34,7 @@
 #include "listener.h" /* c1m_listener_resume_at */
 #include "loop.h"     /* c1m_now_ns */
 #include "net.h"
+#include "slowcut.h"
 
 #define READ_BUF 65536
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
@@ -43,6 +45,7 @@ enum {
     UC_EOF = 1,      /* the peer half-closed: only sending what is queued remains */
     UC_CLOSING = 2,  /* uv_close called; freed in on_conn_closed */
     UC_PAUSED = 4,   /* reading stopped until the end of this loop iteration */
+    UC_HELD = 8,     /* over --max-pending within the grace: not read (slowcut.h) */
 };
 
 struct uconn {
@@ -88,6 +91,7 @@ struct lworker {
     struct wchunk *chunks;
     struct uconn **paused;      /* connections to read again after this iteration */
     size_t npaused, paused_cap;
+    struct c1m_held_set held;   /* connections over --max-pending (slowcut.h) */
     char rbuf[READ_BUF];
     char pong_buf[PONG_BUF];
 };
@@ -242,6 +246,8 @@ static void conn_close(struct lworker *w, struct uconn *c)
     if (c->flags & UC_CLOSING)
         return;
     c->flags |= UC_CLOSING;
+    if (c->flags & UC_HELD)
+        c1m_held_forget(&w->held, (uint64_t)(uintptr_t)c);
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
     w->open--;
     w->closed++;
@@ -316,42 +322,18 @@ static void resume_paused(struct lworker *w)
     for (size_t i = 0; i < w->npaused; i++) {
         struct uconn *c = w->paused[i]; /* closing ones are freed only after this phase */
         c->flags &= (uint8_t)~UC_PAUSED;
-        if (!(c->flags & (UC_CLOSING | UC_EOF)) &&
+        if (!(c->flags & (UC_CLOSING | UC_EOF | UC_HELD)) &&
             uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
             conn_close(w, c);
     }
     w->npaused = 0;
 }
 
-/* Send what is pending: directly while the socket takes it, then with one
- * uv_write in flight. Applies the slow cutoff to what the kernel refused and
- * finishes a half-closed connection whose replies are all sent. */
-static void conn_flush(struct lworker *w, struct uconn *c)
+/* One uv_write of the pending pongs (as many as the shared buffer holds),
+ * for what the socket did not take at once; reading pauses for this
+ * iteration (pause_reading). */
+static void start_write(struct lworker *w, struct uconn *c)
 {
-    if (c->inflight) {
-        /* a write is waiting for room already: judge what is still unsent */
-        size_t unsent = uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) +
-                        (pending_bytes(c) - c->inflight);
-        if (unsent > (size_t)w->cfg->max_pending) {
-            w->slow++;
-            conn_close(w, c);
-        }
-        return;
-    }
-    if (conn_try_send(w, c) < 0) {
-        conn_close(w, c);
-        return;
-    }
-    if (!c->out_pongs) {
-        if (c->flags & UC_EOF)
-            conn_close(w, c); /* everything queued was delivered */
-        return;
-    }
-    if (pending_bytes(c) > (size_t)w->cfg->max_pending) {
-        w->slow++;
-        conn_close(w, c);
-        return;
-    }
     struct wslot *s = slot_get(w);
     if (!s) {
         conn_close(w, c); /* out of memory: drop this peer, not the worker */
@@ -367,6 +349,56 @@ static void conn_flush(struct lworker *w, struct uconn *c)
     }
     c->inflight = s->len;
     pause_reading(w, c);
+}
+
+/* Send what is pending: directly while the socket takes it, then with one
+ * uv_write in flight. Applies the slow cutoff (held, released or slow) to
+ * what the kernel refused and finishes a half-closed connection whose
+ * replies are all sent. */
+static void conn_flush(struct lworker *w, struct uconn *c)
+{
+    if (!c->inflight && conn_try_send(w, c) < 0) {
+        conn_close(w, c);
+        return;
+    }
+    /* unsent: what the write in flight still holds, and what waits behind it */
+    size_t backlog = c->inflight ? uv_stream_get_write_queue_size((uv_stream_t *)&c->tcp) +
+                                       (pending_bytes(c) - c->inflight)
+                                 : pending_bytes(c);
+    if (backlog > (size_t)w->cfg->max_pending || (c->flags & UC_HELD)) {
+        switch (c1m_held_judge(&w->held, (uint64_t)(uintptr_t)c, backlog,
+                               (size_t)w->cfg->max_pending, c1m_now_ns())) {
+        case C1M_BACKLOG_SLOW:
+            w->slow++;
+            conn_close(w, c);
+            return;
+        case C1M_BACKLOG_HELD:
+            if (!(c->flags & UC_HELD)) {
+                c->flags |= UC_HELD; /* read no more: on_write or the grace's end decides */
+                if (!(c->flags & (UC_EOF | UC_PAUSED)))
+                    uv_read_stop((uv_stream_t *)&c->tcp);
+            }
+            if (!c->inflight)
+                start_write(w, c);
+            return;
+        case C1M_BACKLOG_OK: /* released: read again (a paused one at the iteration's end) */
+            c->flags &= (uint8_t)~UC_HELD;
+            if (!(c->flags & (UC_EOF | UC_PAUSED)) &&
+                uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0) {
+                conn_close(w, c);
+                return;
+            }
+            break;
+        }
+    }
+    if (c->inflight)
+        return; /* a write is waiting for room already */
+    if (!c->out_pongs) {
+        if (c->flags & UC_EOF)
+            conn_close(w, c); /* everything queued was delivered */
+        return;
+    }
+    start_write(w, c);
 }
 
 static void on_write(uv_write_t *req, int status)
@@ -477,9 +509,28 @@ static void on_connection(uv_stream_t *server, int status)
 
 /* ---- timers, signals, stop ---- */
 
+/* The held connections whose grace is over: their write did not complete
+ * since (or on_write would have judged them), so slow unless the backlog
+ * shrank meanwhile. A few per tick (PUBLISH_MS), the rest at the next. */
+static void judge_held(struct lworker *w)
+{
+    uint64_t due[64];
+    int k = c1m_held_due(&w->held, c1m_now_ns(), due, (int)(sizeof(due) / sizeof(due[0])));
+    for (int i = 0; i < k; i++) {
+        struct uconn *c = (struct uconn *)(uintptr_t)due[i];
+        if ((c->flags & (UC_HELD | UC_CLOSING)) == UC_HELD)
+            conn_flush(w, c);
+        else
+            c1m_held_forget(&w->held, due[i]); /* not expected: conn_close forgets */
+    }
+}
+
 static void on_tick(uv_timer_t *t)
 {
-    publish(worker_of((uv_handle_t *)t)); /* refreshes updated_ns: alive */
+    struct lworker *w = worker_of((uv_handle_t *)t);
+    if (w->held.n)
+        judge_held(w);
+    publish(w); /* refreshes updated_ns: alive */
 }
 
 static void on_after_io(uv_check_t *h)
@@ -533,6 +584,10 @@ int libuv_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
     /* libuv writes with write(2)/writev(2): a peer gone makes SIGPIPE, which
      * libuv leaves to the application (as every libuv program does) */
     signal(SIGPIPE, SIG_IGN);
+    if (c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
+        perror("c1m-libuv: worker tables");
+        goto out;
+    }
 
     int e = uv_loop_init(&w->loop);
     if (e < 0) {
@@ -578,6 +633,7 @@ out:
     }
     set_state(w, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
     free(w->paused);
+    c1m_held_free(&w->held);
     while (w->chunks) {
         struct wchunk *c = w->chunks;
         w->chunks = c->next;

@@ -11,6 +11,12 @@
  * the slow cutoff fires. A line over 1 KiB closes the connection after a
  * best-effort (non-blocking) write of the replies to the lines before it.
  *
+ * The slow cutoff (slowcut.h): output over --max-pending that the socket
+ * refuses holds the connection (it is read no more, EPOLLOUT only); a backlog
+ * that has not shrunk for C1M_SLOW_GRACE_NS closes it as slow, one back
+ * within the bound releases it. A peer whose ACK merely came late is no slow
+ * peer (every contender judges so).
+ *
  * Server push (--push BYTES, pushmsg.h): a second fd-indexed table, made only
  * with --push, holds each connection's sequence number and its messages not
  * sent yet (a count: a message is formatted when it is sent, stamped with the
@@ -36,6 +42,7 @@
 #include "loop.h"
 #include "net.h"
 #include "pushmsg.h"
+#include "slowcut.h"
 
 #define READ_BUF 65536
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
@@ -46,6 +53,7 @@
 enum {
     CONN_OPEN = 1,
     CONN_EOF = 2, /* the peer half-closed: only sending what is queued remains */
+    CONN_HELD = 4, /* over --max-pending within the grace: not read (slowcut.h) */
 };
 
 struct conn {                   /* 12 bytes, fd-indexed */
@@ -95,6 +103,7 @@ struct worker {
     uint64_t state;
     struct c1m_stats_worker *rec;
     struct pusher push;
+    struct c1m_held_set held;   /* connections over --max-pending (slowcut.h) */
     char rbuf[READ_BUF];
     char pongs[PONG_BUF];
 };
@@ -122,6 +131,8 @@ static void conn_close(struct worker *w, int fd)
 {
     c1m_loop_del(w->loop, fd);
     close(fd); /* EINTR on close of a socket: the fd is gone anyway on Linux */
+    if (w->conns[fd].flags & CONN_HELD)
+        c1m_held_forget(&w->held, (uint64_t)fd);
     memset(&w->conns[fd], 0, sizeof(w->conns[fd]));
     if (w->push.pc)
         memset(&w->push.pc[fd], 0, sizeof(w->push.pc[fd]));
@@ -240,10 +251,25 @@ static int conn_flush(struct worker *w, int fd)
         return -1;
     }
     int out = has_output(w, fd);
-    if (out && pending_bytes(w, fd) > (size_t)w->cfg->max_pending) {
-        w->c.slow++;
-        conn_close(w, fd);
-        return -1;
+    size_t backlog = out ? pending_bytes(w, fd) : 0;
+    if (backlog > (size_t)w->cfg->max_pending || (c->flags & CONN_HELD)) {
+        switch (c1m_held_judge(&w->held, (uint64_t)fd, backlog, (size_t)w->cfg->max_pending,
+                               c1m_now_ns())) {
+        case C1M_BACKLOG_SLOW:
+            w->c.slow++;
+            conn_close(w, fd);
+            return -1;
+        case C1M_BACKLOG_HELD:
+            c->flags |= CONN_HELD; /* read no more: room or the grace's end decides */
+            if (c1m_loop_mod(w->loop, fd, EPOLLOUT) < 0) {
+                conn_close(w, fd);
+                return -1;
+            }
+            return 0;
+        case C1M_BACKLOG_OK: /* released: read again */
+            c->flags &= (uint8_t)~CONN_HELD;
+            break;
+        }
     }
     if ((c->flags & CONN_EOF) && !out) {
         conn_close(w, fd); /* everything queued was delivered */
@@ -309,6 +335,11 @@ static void on_conn_io(c1m_loop *loop, int fd, uint32_t events, void *ud)
     }
     if ((events & EPOLLOUT) && conn_flush(w, fd) < 0)
         return;
+    if (w->conns[fd].flags & CONN_HELD) {
+        if (events & EPOLLHUP) /* gone both ways: nothing will take the backlog */
+            conn_close(w, fd);
+        return;
+    }
     if (w->conns[fd].flags & CONN_EOF) {
         /* draining after the peer's EOF: HUP means it is gone altogether */
         if (events & EPOLLHUP)
@@ -355,10 +386,28 @@ static void on_stop_signal(c1m_loop *loop, int signo, void *ud)
     c1m_loop_stop(loop);
 }
 
+/* The held connections whose grace is over: EPOLLOUT did not fire since (or
+ * it would have judged them), so slow unless the backlog shrank meanwhile.
+ * A few per tick (PUBLISH_MS), the rest at the next. */
+static void judge_held(struct worker *w)
+{
+    uint64_t due[64];
+    int k = c1m_held_due(&w->held, c1m_now_ns(), due, (int)(sizeof(due) / sizeof(due[0])));
+    for (int i = 0; i < k; i++) {
+        int fd = (int)due[i];
+        if (w->conns[fd].flags & CONN_HELD)
+            conn_flush(w, fd);
+        else
+            c1m_held_forget(&w->held, due[i]); /* not expected: conn_close forgets */
+    }
+}
+
 static void on_publish_tick(c1m_loop *loop, uint64_t id, void *ud)
 {
     (void)id;
     struct worker *w = ud;
+    if (w->held.n)
+        judge_held(w);
     publish(w); /* also refreshes updated_ns: readers see the worker is alive */
     c1m_loop_timer(loop, PUBLISH_MS, on_publish_tick, w);
 }
@@ -487,7 +536,7 @@ int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int
     /* calloc'd table: its pages are touched only as fd numbers are used. */
     w->conns = calloc((size_t)w->max_fds, sizeof(*w->conns));
     w->loop = c1m_loop_new(w->max_fds);
-    if (!w->conns || !w->loop) {
+    if (!w->conns || !w->loop || c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
         perror("c1m-server: worker tables");
         goto out;
     }
@@ -534,6 +583,7 @@ out:
     w->state = rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED;
     publish(w);
     free(w->conns);
+    c1m_held_free(&w->held);
     free(w->push.pc);
     free(w->push.buf);
     free(w);

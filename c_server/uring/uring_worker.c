@@ -11,11 +11,16 @@
  * Replies are sent with send(2) straight from a shared buffer of repeated
  * "pong\n" (as c1m-server does); what the socket refuses waits for a one-shot
  * POLLOUT request. The rules are c1m-server's (c_server/server/server.c):
- * lines parsed by lineproto.h, `pongs` counted when handed to the kernel,
- * more than --max-pending refused bytes close the connection as slow, a
+ * lines parsed by lineproto.h, `pongs` counted when handed to the kernel, a
  * half-close gets its queued replies, an oversized line closes after a
  * non-blocking write of the replies before it; at the --worker-conns cap the
  * listener is closed and re-created below the resume mark (listener.h).
+ * Except the slow cutoff, which has a grace here (slowcut.h): the multishot
+ * receive posts every chunk that arrived, so one batch of completions may
+ * queue the replies to several reads of a peer before the kernel had a
+ * chance to take the first; more than --max-pending refused bytes hold the
+ * connection (its receive is cancelled: it is read no more) and close it as
+ * slow only if the backlog has not shrunk for C1M_SLOW_GRACE_NS.
  *
  * Every request's user_data carries the operation, the fd and the fd's
  * generation, so a completion that arrives after its connection was closed
@@ -40,6 +45,7 @@
 #include "listener.h" /* c1m_listener_resume_at */
 #include "loop.h"     /* c1m_now_ns */
 #include "net.h"
+#include "slowcut.h"
 
 /* Receive buffers: lent per completion, so a few per worker serve all of its
  * connections: 64 KiB in all, c1m-server's one read buffer (heartbeats cycle
@@ -69,6 +75,7 @@ enum {
     UC_EOF = 2,        /* the peer half-closed: only sending what is queued remains */
     UC_RECV = 4,       /* a multishot receive is armed */
     UC_POLLOUT = 8,    /* a POLLOUT request is armed */
+    UC_HELD = 16,      /* over --max-pending within the grace: not read (slowcut.h) */
 };
 
 struct uconn {                   /* 16 bytes, fd-indexed */
@@ -102,6 +109,7 @@ struct uworker {
     uint64_t state;
     int dirty;
     struct c1m_stats_worker *rec;
+    struct c1m_held_set held;    /* connections over --max-pending (slowcut.h) */
     /* completions copied off the ring, to handle: the main loop's batch,
      * and what get_sqe takes off when the kernel refuses submissions with
      * EBUSY (completions it could not post are waiting) */
@@ -285,6 +293,8 @@ static void conn_close(struct uworker *w, int fd)
     if (c->flags & UC_POLLOUT)
         cancel(w, ud_make(OP_POLLOUT, c->gen, fd));
     close(fd); /* the socket goes once the cancelled requests release it */
+    if (c->flags & UC_HELD)
+        c1m_held_forget(&w->held, (uint64_t)fd);
     uint16_t gen = (uint16_t)(c->gen + 1);
     memset(c, 0, sizeof(*c));
     c->gen = gen;
@@ -324,8 +334,9 @@ static int conn_send(struct uworker *w, int fd)
     return 0;
 }
 
-/* Send what is pending, apply the slow cutoff, finish a half-closed
- * connection whose replies are all sent, wait for POLLOUT for the rest. */
+/* Send what is pending, apply the slow cutoff (held, released or slow),
+ * finish a half-closed connection whose replies are all sent, wait for
+ * POLLOUT for the rest. */
 static void conn_flush(struct uworker *w, int fd)
 {
     struct uconn *c = &w->conns[fd];
@@ -333,10 +344,28 @@ static void conn_flush(struct uworker *w, int fd)
         conn_close(w, fd);
         return;
     }
-    if (c->out_pongs && pending_bytes(c) > (size_t)w->cfg->max_pending) {
-        w->slow++;
-        conn_close(w, fd);
-        return;
+    size_t backlog = c->out_pongs ? pending_bytes(c) : 0;
+    if (backlog > (size_t)w->cfg->max_pending || (c->flags & UC_HELD)) {
+        switch (c1m_held_judge(&w->held, (uint64_t)fd, backlog, (size_t)w->cfg->max_pending,
+                               c1m_now_ns())) {
+        case C1M_BACKLOG_SLOW:
+            w->slow++;
+            conn_close(w, fd);
+            return;
+        case C1M_BACKLOG_HELD:
+            if (!(c->flags & UC_HELD)) {
+                c->flags |= UC_HELD;
+                if (c->flags & UC_RECV) /* read no more: its final completion clears UC_RECV */
+                    cancel(w, ud_make(OP_RECV, c->gen, fd));
+            }
+            arm_pollout(w, fd);
+            return;
+        case C1M_BACKLOG_OK: /* released: read again */
+            c->flags &= (uint8_t)~UC_HELD;
+            if (!(c->flags & (UC_RECV | UC_EOF)))
+                arm_recv(w, fd);
+            break;
+        }
     }
     if (!c->out_pongs) {
         if (c->flags & UC_EOF)
@@ -370,9 +399,11 @@ static void on_recv(struct uworker *w, int fd, int res, uint32_t flags)
         return;
     }
     if (res < 0) {
-        if (res == -ENOBUFS || res == -EINTR || res == -EAGAIN) {
-            if (!(c->flags & UC_RECV))
-                arm_recv(w, fd); /* buffers are back by now: read on */
+        if (res == -ENOBUFS || res == -EINTR || res == -EAGAIN || res == -ECANCELED) {
+            /* buffers are back by now: read on; cancelled: held (read again
+             * when released) */
+            if (!(c->flags & (UC_RECV | UC_HELD | UC_EOF)))
+                arm_recv(w, fd);
             return;
         }
         conn_close(w, fd); /* ECONNRESET, ETIMEDOUT... */
@@ -396,7 +427,7 @@ static void on_recv(struct uworker *w, int fd, int res, uint32_t flags)
         if (!(c->flags & UC_OPEN))
             return;
     }
-    if (!(c->flags & (UC_RECV | UC_EOF)))
+    if (!(c->flags & (UC_RECV | UC_EOF | UC_HELD)))
         arm_recv(w, fd); /* the multishot ended (CQ overflow...): re-arm */
 }
 
@@ -480,6 +511,22 @@ static void handle(struct uworker *w, const struct io_uring_cqe *cqe)
         break;
     case OP_IGNORE:
         break;
+    }
+}
+
+/* The held connections whose grace is over: the socket had room for nothing
+ * since (else POLLOUT would have judged them): slow, unless the backlog
+ * shrank meanwhile. A few per wake-up, the rest at the next (<= PUBLISH_NS). */
+static void judge_held(struct uworker *w, uint64_t now)
+{
+    uint64_t due[64];
+    int k = c1m_held_due(&w->held, now, due, (int)(sizeof(due) / sizeof(due[0])));
+    for (int i = 0; i < k; i++) {
+        int fd = (int)due[i];
+        if ((w->conns[fd].flags & (UC_OPEN | UC_HELD)) == (UC_OPEN | UC_HELD))
+            conn_flush(w, fd);
+        else
+            c1m_held_forget(&w->held, (uint64_t)fd); /* not expected: conn_close forgets */
     }
 }
 
@@ -579,7 +626,7 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
     set_state(w, C1M_ST_STARTING);
     w->conns = calloc((size_t)w->max_fds, sizeof(*w->conns)); /* pages touched as fds are used */
     w->deferred = malloc(URING_CQ_ENTRIES * sizeof(*w->deferred)); /* pages touched as used */
-    if (!w->conns || !w->deferred) {
+    if (!w->conns || !w->deferred || c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
         perror("c1m-uring: worker tables");
         goto out;
     }
@@ -620,6 +667,8 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
             }
         }
         now = c1m_now_ns();
+        if (w->held.n)
+            judge_held(w, now);
         if (w->retry_at && now >= w->retry_at) {
             w->retry_at = 0;
             listener_maybe_resume(w);
@@ -645,6 +694,7 @@ out:
     set_state(w, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
     free(w->conns);
     free(w->deferred);
+    c1m_held_free(&w->held);
     free(w);
     return rc;
 }

@@ -828,6 +828,29 @@ class ServerParity:
         self.assertEqual(t["slow"], base["slow"])
         self.assertEqual(t["pongs"] - base["pongs"], pings + 1)
 
+    # The slow cutoff's grace (c_server/lib/slowcut.h, py_server/protocol.py
+    # STALL_S): a peer that stops reading for less than it while its replies
+    # back up over --max-pending, then reads them all, is no slow peer. The
+    # replies of what it sent before pausing are more than the bound, and more
+    # than the two sockets' buffers hold between them.
+    def test_pause_shorter_than_the_grace_is_not_slow(self):
+        base = self.total()
+        pings = 4000
+        s = self.connect(rcvbuf=4096)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)  # sendall returns at once
+        s.sendall(b"ping\n" * pings)
+        time.sleep(0.05)
+        try:
+            got = recv_exact(s, 5 * pings)
+        except (AssertionError, ConnectionResetError) as e:
+            t = self.now_total()
+            self.fail("a peer that paused reading for 50 ms was cut (slow %+d): %s"
+                      % (t["slow"] - base["slow"], e))
+        self.assertEqual(got, b"pong\n" * pings)
+        self.ping(s)
+        t = self.wait_total(lambda t: t["pongs"] >= base["pongs"] + pings + 1, "all pongs")
+        self.assertEqual(t["slow"], base["slow"])
+
     def test_burst_2000_read_all_along(self):
         self.burst_read_all_along(2000)
 
