@@ -19,6 +19,7 @@
 #include "listener.h"
 #include "loop.h"
 #include "net.h"
+#include "workers.h" /* c1m_workers_stopping */
 #include "pushmsg.h"
 
 #define CONN_EVENTS EPOLLRDHUP
@@ -211,6 +212,7 @@ int floor_worker_run(const struct c1m_server_opts *cfg, const struct floor_confi
     publish(w);
     rc = 0;
 out:
+    c1m_workers_stopping(); /* before c1m_loop_free unblocks them */
     if (w->loop) {
         c1m_listener_close(&w->listener);
         close_all(w);

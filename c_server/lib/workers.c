@@ -85,8 +85,7 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
             /* Stopped: a later stop signal (a group's, then the parent's or a
              * supervisor's own) has nothing left to stop, and would end the
              * worker mid-exit (under ASan, in its leak check). */
-            signal(SIGINT, SIG_IGN);
-            signal(SIGTERM, SIG_IGN);
+            c1m_workers_stopping();
             fflush(NULL);
 #ifdef __SANITIZE_ADDRESS__
             /* _exit() skips LeakSanitizer's atexit check: run it here (a leak
@@ -108,6 +107,17 @@ static int live_count(const struct c1m_workers *ws)
     for (int i = 0; i < ws->n; i++)
         k += ws->pids[i] > 0;
     return k;
+}
+
+void c1m_workers_stopping(void)
+{
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    signal(SIGINT, SIG_IGN); /* also discards one already pending */
+    signal(SIGTERM, SIG_IGN);
+    sigprocmask(SIG_BLOCK, &stop, NULL);
 }
 
 int c1m_workers_wait(struct c1m_workers *ws,

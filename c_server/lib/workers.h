@@ -39,6 +39,13 @@ int c1m_workers_wait(struct c1m_workers *ws,
 
 /* Send sig to every live worker. */
 void c1m_workers_kill(struct c1m_workers *ws, int sig);
+/* In a worker that has begun to stop: SIGINT and SIGTERM are ignored from
+ * now on, and blocked (a library may put back their default disposition as
+ * it closes, as libuv does for its signal handles, or unblock them, as
+ * c1m_loop_free does). A later stop signal (the parent forwards a second
+ * SIGTERM to its workers) has nothing left to stop and would otherwise kill
+ * the worker mid-exit: the parent then reports a worker that died (exit 1). */
+void c1m_workers_stopping(void);
 void c1m_workers_free(struct c1m_workers *ws);
 
 #endif

@@ -35,6 +35,7 @@
 #include "loop.h"     /* c1m_now_ns */
 #include "net.h"
 #include "slowcut.h"
+#include "workers.h" /* c1m_workers_stopping */
 
 #define READ_BUF 65536
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
@@ -559,6 +560,7 @@ static void on_stop_signal(uv_signal_t *sig, int signo)
     if (w->stopping)
         return;
     w->stopping = 1;
+    c1m_workers_stopping(); /* closing the signal handles puts back SIG_DFL */
     set_state(w, C1M_ST_STOPPING);
     if (w->lsn_state == L_OPEN)
         w->lsn_state = L_CLOSING; /* closed by the walk below, not re-opened */

@@ -41,6 +41,7 @@
 #include "listener.h"
 #include "loop.h"
 #include "net.h"
+#include "workers.h" /* c1m_workers_stopping */
 #include "pushmsg.h"
 #include "slowcut.h"
 
@@ -575,6 +576,7 @@ int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int
     publish(w);
     rc = 0;
 out:
+    c1m_workers_stopping(); /* before c1m_loop_free unblocks them */
     if (w->loop) {
         c1m_listener_close(&w->listener);
         close_all(w);
