@@ -66,7 +66,7 @@ $(BUILD)/c1m-floor: $(FLOOR_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
-$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) $(wildcard tests/c/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Ic_server/lib $< $(BUILD)/libc1m.a $(LDFLAGS) -o $@
 # reconnect_test compiles the client's client/reconnect.c in (tests/storm.bats)
 $(BUILD)/tests/reconnect_test: client/reconnect.c client/reconnect.h

@@ -7,18 +7,7 @@
 #include <string.h>
 
 #include "pushmsg.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 /* msg is "push SEQ USEC " + dots + "\n" with exactly these numbers */
 static void check_msg(const char *msg, size_t bytes, unsigned long long seq,

@@ -6,18 +6,7 @@
 #include <stdio.h>
 
 #include "slowcut.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                       \
-    do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                               \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
-            failures++;                                                                        \
-        }                                                                                      \
-    } while (0)
+#include "check.h"
 
 #define G C1M_SLOW_GRACE_NS
 #define MAXP 4096
