@@ -3,7 +3,7 @@
 # namespaces joined by veth through a bridge namespace, 198.51.100.0/24 inside
 # them only, each with its own sshd: tests/remote_hosts.bash), the harness in a
 # controller namespace. Bad hosts files and unusable hosts refused (exit 2,
-# naming the line or the host) before anything starts; every contender at 5k
+# naming the line or the host) before anything starts; one contender of each kind at 5k
 # over one server and two client hosts, with a port range and the profile
 # applied to the hosts and put back (merged client summary, per-host table,
 # the three end-of-hold counts); SIGINT mid-run and a client host lost mid-run
@@ -156,11 +156,17 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     nothing_left
 }
 
-@test "remote: every contender at 5k over a server and two client hosts; port range; profile applied and put back; merged summary (one client alone: its own percentiles)" {
+@test "remote: a contender of each kind at 5k over a server and two client hosts; port range; profile applied and put back; merged summary (one client alone: its own percentiles)" {
     need_sim
-    local out=$BATS_TEST_TMPDIR/run contenders=all
+    # One of each kind the staging and the host checks treat apart: a C server
+    # (c), one probed with --check on the host (io_uring; exit 3 there is
+    # `unavailable`), the extension (pyext: `import c1m` on the host), the
+    # standard library (asyncio-streams) and a third-party loop whose import
+    # is checked (gevent). The others differ from these only in their flags
+    # (every contender ran here until make test outgrew its budget).
+    local out=$BATS_TEST_TMPDIR/run contenders=c,io_uring,pyext,asyncio-streams,gevent
     # the ASan build's Python extension needs libasan preloaded, which the harness does not do
-    [ "${SANITIZE:-0}" = 1 ] && contenders=floor,c,libuv,io_uring
+    [ "${SANITIZE:-0}" = 1 ] && contenders=c,io_uring
     hosts_file
     before=$(somaxconn_of srv)
     run bench "$out" CONTENDERS="$contenders" PORTS=9000-9003 APPLY_SYSCTL=1
@@ -171,9 +177,6 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
 import csv, json, os, sys
 out, want = sys.argv[1], sys.argv[2].split(",")
 rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
-if want == ["all"]:
-    want = ["floor", "c", "io_uring", "libuv", "pyext", "asyncio-protocol", "asyncio-streams",
-            "uvloop", "gevent", "threads"]
 assert sorted(r["contender"] for r in rows) == sorted(want), rows
 for r in rows:
     c = r["contender"]
