@@ -344,6 +344,10 @@ declare -A COST_TIER=()
 learn_cost() {
     local c=$1 n=$2 user=${RES[user_bytes_per_conn]:-} slab=${RES[slab_bytes_per_conn]:-}
     local kern=${RES[kernel_bytes_per_conn]:-} idle=${RES[server_rss_idle_kib]:-0} acc=${RES[accepted]:-0} per v
+    # A ramp that did not end normally measured a server that died (its RSS
+    # read as 0) or a handful of connections (the idle share inflated): not
+    # a cost to plan the next tier on.
+    case ${RES[status]:-} in crashed|failed|timeout|ramp-stalled|client-stopped) return 0 ;; esac
     # plain integers only: the record is data, never an arithmetic expression
     for v in "$user" "$slab" "$kern" "$idle" "$acc"; do [[ $v =~ ^-?[0-9]{0,15}$ ]] || return 0; done
     [ -n "$user" ] && [ -n "$slab" ] && [ "$acc" -gt 0 ] || return 0

@@ -308,35 +308,63 @@ n=${R[accepted]:-0}
 if [ "$n" -gt 0 ]; then
     R[user_bytes_per_conn]=$(( (full_anon - idle_anon) * 1024 / n ))
     # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
-    R[kernel_bytes_per_conn]=$(( (sock1 - sock0) * 1024 / n ))
-    R[slab_bytes_per_conn]=$(( (slab1 - slab0) * 1024 / n ))
+    # An unreadable figure ("-") is left out and flagged, never a made-up 0.
+    if [ "$sock0" != - ] && [ "$sock1" != - ]; then
+        R[kernel_bytes_per_conn]=$(( (sock1 - sock0) * 1024 / n ))
+    else
+        R[flags]="${R[flags]:+${R[flags]};}unmeasured:kernel_bytes_per_conn"
+    fi
+    if [ "$slab0" != - ] && [ "$slab1" != - ]; then
+        R[slab_bytes_per_conn]=$(( (slab1 - slab0) * 1024 / n ))
+    else
+        R[flags]="${R[flags]:+${R[flags]};}unmeasured:slab_bytes_per_conn"
+    fi
 fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
 # The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
 while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
 
-# hold_wait S: sleep S seconds showing a countdown. The sleep runs in the
+# hold_wait S: sleep S seconds showing a countdown, noting each second when
+# every worker's line count last moved (hold_watch). The sleep runs in the
 # background so a stop signal is handled at once, not after the sleep.
 hold_wait() {
     local left
     for ((left = $1; left > 0; left--)); do
         [ "$quiet" = 1 ] || printf '\r  %-17s %8s  holding with heartbeats every %ss: %4ds left ' \
             "$contender" "$conns" "$heartbeat" "$left" >&2
+        hold_watch
         sleep 1 & wait $!
     done
+    hold_watch
     [ "$quiet" = 1 ] || printf '\n' >&2
+}
+# hold_watch: one look at the workers' line counts (lib/probe.sh worker_lines)
+declare -A hl_lines=() hl_moved=() hl_open=()
+hold_watch() {
+    local pid open lines t
+    t=$(now_s)
+    while read -r pid open lines; do
+        [ "${hl_lines[$pid]:-}" = "$lines" ] || { hl_lines[$pid]=$lines; hl_moved[$pid]=$t; }
+        hl_open[$pid]=$open
+    done < <(worker_lines "$stats")
 }
 
 # Hold: idle CPU with heartbeats running. Reading /proc for 50+ pids takes a
 # while under load, so the CPU% is over the wall time between the midpoints
 # of the two readings, not over the nominal hold.
-hold_win=()
+hold_win=() silent=""
 if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
     mark
     ta=$(now_s); c0=$(cpu_ticks $pids); tb=$(now_s); read -r hb0 ht0 <<<"$(machine_cpu)"
     hold_wait "$hold"
     tc=$(now_s); c1=$(cpu_ticks $pids); td=$(now_s); read -r hb1 ht1 <<<"$(machine_cpu)"
+    # every worker that holds pinged connections must go on counting lines
+    # to the end of the hold (the floor reads none: it is never asked)
+    if contender_supports "$contender" reads; then
+        silent=$(for p in "${!hl_moved[@]}"; do echo "$p ${hl_open[$p]} ${hl_moved[$p]}"; done \
+                     | silent_workers "$tc" "$heartbeat")
+    fi
     mark
     hold_win=(--hold "$ta" "$td")
     wall=$(awk -v a="$ta" -v b="$tb" -v c="$tc" -v d="$td" 'BEGIN{printf "%.3f", (c + d) / 2 - (a + b) / 2}')
@@ -371,17 +399,26 @@ health_counts() {
     fi
 }
 health_dead
+scenario_win=()
 if [ "$reached" = 1 ]; then
     health_counts
-    # The scenario's own phase (lib/scenarios/NAME.sh; nothing for idle).
-    spid_hold=$spid
-    scenario_run
-    # A scenario that replaced the server and left it ok (the storm, once
-    # recovered): the health is that of the server now running, taken again
-    # (its counters, the namespace's sockets, the restarted workers).
-    if [ "$scenario" != idle ] && [ "${R[status]}" = ok ] && [ -n "$spid" ] && [ "$spid" != "$spid_hold" ]; then
-        health_dead
-        health_counts
+    # The scenario's own phase (lib/scenarios/NAME.sh; nothing for idle),
+    # judged for disturbance as its own window.
+    if [ "$scenario" != idle ]; then
+        mark
+        tsc0=$(now_s)
+        scenario_run
+        tsc1=$(now_s)
+        mark
+        scenario_win=(--phase scenario "$tsc0" "$tsc1")
+        # The health is taken again after it, of the server now running (the
+        # storm's restarted one): a worker that died in the phase is a
+        # failure; the counts, unless the scenario closes connections by
+        # design (scenario_keeps_conns: the stall's slow cuts).
+        if [ "${R[status]}" = ok ]; then
+            health_dead
+            scenario_keeps_conns && health_counts
+        fi
     fi
 fi
 
@@ -400,6 +437,9 @@ if [ "$reached" = 1 ]; then
     elif [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
         R[status]=server-died
         R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")"
+    elif [ -n "$silent" ]; then
+        R[status]=server-hung
+        R[note]="${R[note]:+${R[note]}; }worker(s) alive but serving nothing: no line counted over the end of the ${hold}s hold while their connections were pinged every ${heartbeat}s (pid:open $silent)"
     elif [ -z "$h_server" ] || [ -z "$h_sock" ] || [ -z "$h_client" ] \
          || [ "$h_server" != "$conns" ] || [ "$h_sock" != "$conns" ] || [ "$h_client" != "$conns" ]; then
         R[status]=inconsistent
@@ -412,9 +452,14 @@ fi
 # cause is recorded whatever the status.
 if [ -s "$out/disturb.jsonl" ]; then
     while IFS='=' read -r k v; do
-        [ -n "$k" ] && R[$k]=$v
+        if [ "$k" = flags ]; then
+            R[flags]="${R[flags]:+${R[flags]};}$v"
+        elif [ -n "$k" ]; then
+            R[$k]=$v
+        fi
     done < <("$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" summary "$out/disturb.jsonl" \
-                 --ramp "$t0" "$t1" "${hold_win[@]}" --limit "$disturb_pct" --init-limit "$init_pct")
+                 --ramp "$t0" "$t1" "${hold_win[@]}" "${scenario_win[@]}" \
+                 --limit "$disturb_pct" --init-limit "$init_pct")
 fi
 causes=()
 [ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")

@@ -337,6 +337,54 @@ scenario_refuses() {
     assert_output --partial "${1%%=*}:"
 }
 
+@test "sendq-probe: what a never-reading peer pins in the server's send queue; bad flags exit 2 naming them" {
+    need_ns
+    run "$C1M_ROOT/harness/sendq-probe" --conns 5 --sndbuf 4096 --rcvbuf 4096,0 --paced 0.01,0.5,2.5 --json
+    assert_success
+    run "$PYTHON" -c '
+import json, sys
+j = json.loads(sys.argv[1])
+assert j["profile"]["net.ipv4.tcp_rmem"] == "4096 131072 6291456", j["profile"]
+for r in j["results"]:
+    assert len(r["sockets"]) == 5, r
+    for s in r["sockets"]:
+        # the peer never read after the first half second: what the server wrote
+        # since is in its send queue or in the peer receive queue
+        assert s["sndbuf"] == 8192 and s["sendq"] > 0 and s["peer_recvq"] > 0, s
+        assert s["wmem_queued"] >= s["sendq"], s
+print("ok")' "$output"
+    assert_output ok
+    for bad in "--sndbuf x" "--rcvbuf -1" "--conns 0" "--push 31" "--pause 0" "--paced 1,2" "--paced 0,1,1"; do
+        # shellcheck disable=SC2086
+        run "$C1M_ROOT/harness/sendq-probe" $bad
+        assert_failure 2
+        assert_output --partial "${bad%% *}"
+    done
+}
+
+# scenario_phase SCENARIO VARIANT: its scenario_run against a client that is
+# gone (a pid that no longer runs) in a run otherwise ok; prints the status
+# and the note it leaves.
+scenario_phase() {
+    local sc=$1 variant=$2
+    bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
+             source "$1/harness/lib/scenarios/idle.sh"; source "$1/harness/lib/scenarios/$2.sh"
+             declare -A R=([status]=ok)
+             scenario=$2 variant=$3 contender=c out=$4 stats=$4/none.stats pids="" BUILD=$5
+             sleep 0 & cpid=$!; wait "$cpid"          # a client that has exited
+             scenario_run 2>/dev/null
+             echo "${R[status]}|${R[note]}"' _ "$C1M_ROOT" "$sc" "$variant" "$BATS_TEST_TMPDIR" "$C1M_BUILD"
+}
+
+@test "push and stall: a phase that could not happen (the client gone) leaves the run scenario-failed, never ok" {
+    run scenario_phase push ""
+    assert_success
+    assert_output "scenario-failed|push: the client is gone"
+    run scenario_phase stall stall=0.1
+    assert_success
+    assert_output "scenario-failed|stall: the client is gone"
+}
+
 @test "push and stall scenarios: every bad knob is refused naming it; the defaults pass; variants" {
     scenario_refuses push PUSH_BYTES=1026
     scenario_refuses push PUSH_BYTES=31
@@ -411,6 +459,7 @@ for r in rows:
     assert 0 <= r["push_p50_ms"] <= r["push_p99_ms"] <= r["push_max_ms"], name
     assert r["broadcast_reached"] == 2000 and 0 < r["broadcast_s"] < 60, (name, r.get("broadcast_s"))
     assert r["push_bytes_cfg"] == 256, name
+    assert r.get("outside_scenario_pct") is not None, (name, r.get("flags"))   # the broadcast's window
 # the plots draw the runs that count (ok, else disturbed): a suspect run has none
 print("ok", "plots" if [r for r in rows if r["status"] in ("ok", "disturbed")] else "no-plots")
 EOF
@@ -448,9 +497,15 @@ EOF
 @test "SCENARIO=stall end to end (2k, 10% stalled, c and asyncio-protocol): stall columns, report and plot" {
     need_ns
     need_server_push
-    local out=$BATS_TEST_TMPDIR/stall-results
-    bench_scenario stall "$out" STALL=0.1 STALL_SNDBUF=default STALL_PUSH_BYTES=1024 \
-        STALL_PUSH_EVERY=0.1 STALL_WAIT=20 STALL_STEADY=5
+    local out=$BATS_TEST_TMPDIR/stall-results small=$BATS_TEST_TMPDIR/small-rmem.conf
+    # The tuned profile with 4 KiB receive buffers: a stalled peer's queues fill
+    # within ~2 s at this rate (with tuned's 128 KiB, ~15 s), so the phase
+    # ends with the slow cuts instead of waiting them out.
+    sed 's/^net\.ipv4\.tcp_rmem *=.*/net.ipv4.tcp_rmem = 4096 4096 4096/' \
+        "$C1M_ROOT/harness/kernel-profile.conf" > "$small"
+    grep -q '^net.ipv4.tcp_rmem = 4096 4096 4096$' "$small"
+    bench_scenario stall "$out" C1M_PROFILE_FILE="$small" STALL=0.1 STALL_SNDBUF=default \
+        STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.1 STALL_WAIT=20 STALL_STEADY=5
     run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

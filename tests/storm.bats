@@ -258,6 +258,8 @@ for r in rows:
     assert r["status"] == "ok" or (r["status"] == "suspect" and slab_noise), \
         (who, r["status"], r.get("note"), r.get("health"), flags)
     assert r["scenario"] == "storm" and r["condition"] == r["variant"], who
+    # the storm's window is judged for disturbance like the ramp and the hold
+    assert r.get("outside_scenario_pct") is not None, (who, r.get("flags"))
     assert r["storm_open"] == 2000 and r["client_open_at_end"] == 2000, who
     assert 0 <= r["storm_restart_s"] <= r["storm_ready_s"] <= r["storm_recovery_s"] <= 300, who
     assert r["client_reconnects"] >= 2000 and r["client_reconnect_waiting"] == 0, who

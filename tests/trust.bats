@@ -176,6 +176,35 @@ kill_in_hold() {
     assert_line --index 2 --partial "server died during the run"
 }
 
+@test "trust: a server worker alive but frozen through the hold (SIGSTOP) is server-hung, never ok" {
+    need_root
+    mkdir -p "$OUT"
+    run_one --hold 4 --quiet-max 0 --disturb-pct 100 --init-pct 100 2> "$OUT.err" &
+    RUN_PID=$!
+    wait_for 60 grep -q holding "$OUT.err" || { cat "$OUT.err" >&2; fail "the hold never started"; }
+    local ns victim="" p pp
+    ns=$(cat "$OUT/netns")
+    for p in $(ip netns pids "$ns"); do
+        pp=$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null) || continue
+        [ "$(cat "/proc/$p/comm" 2>/dev/null)" = c1m-server ] && [ "$(cat "/proc/$pp/comm" 2>/dev/null)" = c1m-server ] \
+            && { victim=$p; break; }
+    done
+    [ -n "$victim" ] || fail "no c1m-server worker found in $ns"
+    # frozen from the hold's start to past its end (alive, its counters at
+    # their last figures), thawed so that the server stops cleanly
+    kill -STOP "$victim"
+    sleep 6
+    kill -CONT "$victim"
+    wait "$RUN_PID"; local rc=$?
+    RUN_PID=
+    assert_equal "$rc" 0
+    run get status workers_dead note
+    [ "${lines[0]}" = server-hung ] || { show; fail "status ${lines[0]}"; }
+    assert_equal "${lines[1]}" 0
+    assert_line --index 2 --partial "no line counted over the end of the 4s hold"
+    assert_line --index 2 --partial " $victim:"
+}
+
 @test "trust: kill -9 of one client worker mid-hold is inconsistent (the counts disagree), never ok" {
     need_root
     kill_in_hold c1m-client

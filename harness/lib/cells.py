@@ -67,7 +67,10 @@ class Cell:
         self.contender, self.tier, self.runs = contender, tier, runs
         self.condition = condition
         self.ok = [r for r in runs if status_of(r) == "ok"]
-        disturbed = [r for r in runs if status_of(r) == "disturbed"]
+        # A disturbed run stands in for missing ok runs (marked) only when its
+        # figures passed the sanity bounds: a flag (record.py) would have made
+        # an ok run `suspect`, which no median uses.
+        disturbed = [r for r in runs if status_of(r) == "disturbed" and not r.get("flags")]
         self.all_disturbed = not self.ok and bool(disturbed)
         self.used = self.ok or disturbed
         self.counts = {}

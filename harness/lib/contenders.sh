@@ -51,11 +51,16 @@ contender_cmd() {
 #   broadcast  --push BYTES alone: one line to every connection on SIGUSR1 to
 #              a worker (SCENARIO=push PUSH_EVERY=0). c1m-floor has only this:
 #              one send() per connection, the floor of a broadcast.
+#   reads      reads its connections and counts their lines (the wire
+#              protocol): every contender but c1m-floor, which never reads.
+#              run_one.sh expects each worker of such a server to count
+#              lines while its connections are pinged (a hung worker).
 contender_supports() {
     local with
     case "$2" in
         push) with=" c pyext asyncio-protocol asyncio-streams uvloop " ;;
         broadcast) with=" floor c pyext asyncio-protocol asyncio-streams uvloop " ;;
+        reads) with=" ${C1M_CONTENDERS[*]/floor/} " ;;
         *) return 1 ;;
     esac
     [[ $with == *" $1 "* ]]

@@ -2,33 +2,43 @@
 """disturb.py - how much of the machine something outside the run used.
 
     disturb.py sample --root PID --out FILE [--interval S]
-    disturb.py summary FILE --ramp T0 T1 [--hold T2 T3] [--limit PCT] [--init-limit PCT]
+    disturb.py summary FILE --ramp T0 T1 [--hold T2 T3] [--phase NAME T4 T5]
+                       [--limit PCT] [--init-limit PCT]
 
 sample: every S seconds (default 1), and at once on SIGUSR1 (run_one.sh sends
 one at each phase boundary so the windows line up with samples), reads
 /proc/stat and every /proc/PID/stat and appends one JSON line: the interval's
-machine jiffies (all CPUs), steal and softirq jiffies, and the utime+stime
-ticks of the processes OUTSIDE the run. The run = PID (run_one.sh) and all its
-descendants: server, workers, client, ip netns exec, c1m-stat, this sampler.
-Outside = every other process, kernel threads (kworkers: namespace teardown
-shows there) and PID 1 included, except the ksoftirqd threads, which are
-reported apart: on loopback they mostly process the run's own packets. PID 1
-(a system process here that scans every process's fds) is also reported apart.
+machine jiffies (all CPUs), steal and softirq jiffies, and the CPU ticks of
+the processes OUTSIDE the run. The run = PID (run_one.sh) and all its
+descendants (server, workers, client, ip netns exec, c1m-stat, this sampler),
+and stays so: a process once seen in the run is the run's even after its
+parent died and it was re-parented (the storm's SIGKILLed server workers, which
+PID 1 reaps). Outside = every other process, kernel threads (kworkers:
+namespace teardown shows there) and PID 1 included, except the ksoftirqd
+threads, which are reported apart: on loopback they mostly process the run's
+own packets. PID 1 (a system process here that scans every process's fds) is
+also reported apart. A process's ticks are its utime+stime, plus what its
+children used and it reaped (cutime+cstime) beyond what the samples saw of
+those children: so load from processes that live less than an interval (a
+build, a shell loop of short commands) is counted, on the side of the process
+that started them, not lost between two samples (see account()).
 SIGTERM: one last sample, exit 0; also exits when PID is gone (its script was
 killed: nothing is left running). The output file is created once the signals
 are set up: a caller may send SIGUSR1 after it exists. Standard library only;
 never lists /proc/PID/fd.
 
-summary: prints key=value lines for run_one.sh over the ramp [T0, T1] and the
-hold [T2, T3] (unix seconds; an interval straddling a boundary is prorated;
-a window shorter than 2 s is judged over its first 2 s: CPU time is counted in
-10 ms ticks, so a 0.1 s window of a 2k ramp holds too few of them to mean anything):
-outside_ramp_pct, outside_hold_pct, outside_cpu_pct (the larger), outside_top
-(the busiest outside process of that window, comm[pid]=pct), init_cpu_pct,
-ksoftirqd_pct, steal_pct, softirq_pct (over ramp and hold together), and
-disturbed=1 with disturb_cause when, in either window, outside CPU other
-than PID 1 exceeds --limit PCT or PID 1's exceeds --init-limit PCT (default
-100). Every percentage is of the whole machine (100 = every CPU busy).
+summary: prints key=value lines for run_one.sh over the ramp [T0, T1], the
+hold [T2, T3] and any --phase NAME window (the scenario's phase: a storm's
+recovery, a broadcast, a stall), in unix seconds; an interval straddling a
+boundary is prorated; a window shorter than 2 s is judged over its first 2 s:
+CPU time is counted in 10 ms ticks, so a 0.1 s window of a 2k ramp holds too
+few of them to mean anything: outside_ramp_pct, outside_hold_pct,
+outside_NAME_pct, outside_cpu_pct (the largest), outside_top (the busiest
+outside process of that window, comm[pid]=pct), init_cpu_pct, ksoftirqd_pct,
+steal_pct, softirq_pct (from the ramp's start to the last window's end), and
+disturbed=1 with disturb_cause when, in any window, outside CPU other than
+PID 1 exceeds --limit PCT or PID 1's exceeds --init-limit PCT (default 100).
+Every percentage is of the whole machine (100 = every CPU busy).
 
 Exit: 0 done, 1 the sample file is unreadable, 2 usage.
 """
@@ -62,7 +72,9 @@ def read_cpu():
 
 
 def read_procs():
-    """{pid: (ppid, comm, ticks, starttime)} for every process readable now."""
+    """{pid: (ppid, comm, ticks, reaped, starttime)} for every process readable
+    now: ticks = its utime+stime, reaped = its cutime+cstime (the children it
+    waited for)."""
     procs = {}
     for name in os.listdir(PROC):
         if not name.isdigit():
@@ -77,20 +89,21 @@ def read_procs():
             continue
         rest = data[rp + 2:].split()
         try:
-            # fields after comm: state ppid ... utime(12) stime(13) ... starttime(20), 0-based here
+            # fields after comm, 0-based here: state(0) ppid(1) ... utime(11) stime(12)
+            # cutime(13) cstime(14) ... starttime(19)
             procs[int(name)] = (int(rest[1]), data[lp + 1:rp], int(rest[11]) + int(rest[12]),
-                                int(rest[19]))
+                                int(rest[13]) + int(rest[14]), int(rest[19]))
         except (IndexError, ValueError):
             continue
     return procs
 
 
-def tree_of(root, procs):
-    """root and every descendant of it."""
+def tree_of(roots, procs):
+    """the roots and every descendant of them."""
     children = {}
     for pid, p in procs.items():
         children.setdefault(p[0], []).append(pid)
-    tree, todo = set(), [root]
+    tree, todo = set(), list(roots)
     while todo:
         pid = todo.pop()
         if pid in tree:
@@ -98,6 +111,86 @@ def tree_of(root, procs):
         tree.add(pid)
         todo.extend(children.get(pid, ()))
     return tree
+
+
+class Accounting:
+    """Charges each interval's CPU ticks to the run, to ksoftirqd or to the
+    outside, from successive read_procs() snapshots.
+
+    A process's own ticks (utime+stime) are charged to its side as they grow.
+    What a process used after the last snapshot that saw it, or entirely
+    between two snapshots, appears only in its reaper's cutime+cstime once it
+    was waited for, as its whole life's ticks: so a reaper's growth of
+    `reaped`, minus the last-seen ticks (own + reaped) of the children of it
+    that vanished since (those were counted already), is new CPU. It belongs
+    to the side of those children when the snapshots knew them (a re-parented
+    worker of the run that PID 1 reaped stays the run's), else to the
+    reaper's own side (children of the run are the run's, children of an
+    outside process are outside); outside, it is named after the reaper, the
+    process that started them (a build's make, a shell loop). Children whose parent ignores SIGCHLD are
+    reaped without adding to any cutime: their unseen time stays uncounted.
+
+    The run's side is sticky: every (pid, starttime) once seen as a
+    descendant of the root stays the run's, with its later children."""
+
+    def __init__(self, root):
+        self.root = root
+        self.prev = {}          # pid -> read_procs() tuple of the last snapshot
+        self.run_keys = set()   # (pid, starttime) ever seen in the run
+
+    def interval(self, procs, started_after):
+        """The ticks since the last call: {outside, ksoftirqd, init, busiest
+        {name: ticks}, tree}. A process not in the last snapshot whose
+        starttime is at least started_after (boot ticks) started during the
+        interval: all its ticks are new; an older one (the first snapshot, a
+        pid reused unseen) has no baseline and counts from now."""
+        prev, keys = self.prev, self.run_keys
+        roots = [self.root] + [pid for pid, p in procs.items() if (pid, p[4]) in keys]
+        tree = tree_of(roots, procs)
+        keys.update((pid, procs[pid][4]) for pid in tree)
+        out = {"outside": 0, "ksoftirqd": 0, "init": 0, "busiest": {}, "tree": len(tree)}
+
+        def charge(pid, comm, start, d, side=None):
+            """d ticks of the process pid (named comm[pid]); side = the (pid,
+            starttime) whose side they are on, when not pid's own"""
+            if d <= 0 or (side or (pid, start)) in keys:
+                return
+            if comm.startswith("ksoftirqd/"):
+                out["ksoftirqd"] += d
+                return
+            out["outside"] += d
+            if pid == 1:
+                out["init"] += d
+            name = f"{comm}[{pid}]"
+            out["busiest"][name] = out["busiest"].get(name, 0) + d
+
+        vanished = {}            # last-seen ppid -> [pid] gone since the last snapshot
+        for pid, p in prev.items():
+            q = procs.get(pid)
+            if q is None or q[4] != p[4]:
+                vanished.setdefault(p[0], []).append(pid)
+        for pid, (ppid, comm, ticks, reaped, start) in procs.items():
+            p = prev.get(pid)
+            if p is not None and p[4] == start:
+                d_own, d_reaped = ticks - p[2], reaped - p[3]
+            elif start >= started_after:
+                d_own, d_reaped = ticks, reaped
+            else:
+                d_own = d_reaped = 0
+            charge(pid, comm, start, d_own)
+            kids = vanished.get(pid, ())
+            rest = d_reaped - sum(prev[k][2] + prev[k][3] for k in kids)
+            if rest > 0:
+                if kids:    # on the side of the child that had used the most
+                    k = max(kids, key=lambda k: prev[k][2] + prev[k][3])
+                    charge(pid, comm, start, rest, side=(k, prev[k][4]))
+                else:
+                    charge(pid, comm, start, rest)
+        self.prev = procs
+        # forget the run's processes that are gone (their pids may be reused)
+        self.run_keys = {(pid, start) for pid, start in keys
+                         if pid in procs and procs[pid][4] == start}
+        return out
 
 
 def boot_ticks(hz):
@@ -141,7 +234,8 @@ def cmd_sample(args):
         print(f"disturb.py: cannot write {out}: {e}", file=sys.stderr)
         return 1
     prev_cpu, prev_t, prev_boot = read_cpu(), time.time(), boot_ticks(hz)
-    prev = {pid: p[2] for pid, p in read_procs().items()}
+    acc = Accounting(root)
+    acc.interval(read_procs(), prev_boot - hz)      # the baseline: nothing counted yet
     stop = False
     while not stop:
         got = signal.sigtimedwait(sigs, interval)
@@ -149,32 +243,14 @@ def cmd_sample(args):
             stop = True
         cpu, t, boot = read_cpu(), time.time(), boot_ticks(hz)
         procs = read_procs()
-        tree = tree_of(root, procs)
-        outside, ksoftirqd, init, busiest = 0, 0, 0, {}
-        for pid, (ppid, comm, ticks, start) in procs.items():
-            if pid in prev:
-                d = ticks - prev[pid]
-            elif start >= prev_boot - hz:
-                d = ticks       # started during the interval: all its time is new
-            else:
-                d = 0           # not seen before (pid reuse race): no baseline
-            if d <= 0 or pid in tree:
-                continue
-            if comm.startswith("ksoftirqd/"):
-                ksoftirqd += d
-                continue
-            outside += d
-            if pid == 1:
-                init += d
-            busiest[f"{comm}[{pid}]"] = d
-        top = sorted(busiest.items(), key=lambda kv: -kv[1])[:5]
+        x = acc.interval(procs, prev_boot - hz)
+        top = sorted(x["busiest"].items(), key=lambda kv: -kv[1])[:5]
         f.write(json.dumps({
             "t0": round(prev_t, 3), "t1": round(t, 3), "total": cpu[0] - prev_cpu[0],
             "steal": cpu[1] - prev_cpu[1], "softirq": cpu[2] - prev_cpu[2],
-            "outside": outside, "ksoftirqd": ksoftirqd, "init": init, "top": top,
-            "tree": len(tree)}) + "\n")
+            "outside": x["outside"], "ksoftirqd": x["ksoftirqd"], "init": x["init"], "top": top,
+            "tree": x["tree"]}) + "\n")
         prev_cpu, prev_t, prev_boot = cpu, t, boot
-        prev = {pid: p[2] for pid, p in procs.items()}
         if root not in procs:
             stop = True
     f.close()
@@ -213,18 +289,21 @@ def top_text(s, n):
 def cmd_summary(args):
     if not args:
         usage("summary: needs FILE")
-    path, ramp, hold, limit, init_limit = args[0], None, None, None, None
+    path, limit, init_limit = args[0], None, None
+    bounds = {}         # window name -> (t0, t1), in the order given: ramp, hold, phases
     i = 1
     try:
         while i < len(args):
             a = args[i]
             if a in ("--ramp", "--hold"):
-                pair = (float(args[i + 1]), float(args[i + 2]))
-                if a == "--ramp":
-                    ramp = pair
-                else:
-                    hold = pair
+                bounds[a[2:]] = (float(args[i + 1]), float(args[i + 2]))
                 i += 3
+            elif a == "--phase":
+                name = args[i + 1]
+                if not name.isidentifier() or name in ("ramp", "hold", "cpu") or name in bounds:
+                    usage(f"--phase: a new window name (letters, digits, _): {name}")
+                bounds[name] = (float(args[i + 2]), float(args[i + 3]))
+                i += 4
             elif a == "--limit":
                 limit = float(args[i + 1])
                 i += 2
@@ -235,7 +314,7 @@ def cmd_summary(args):
                 usage(f"unknown flag: {a}")
     except (IndexError, ValueError):
         usage(f"{args[i]}: expects numbers")
-    if ramp is None:
+    if "ramp" not in bounds:
         usage("summary: needs --ramp T0 T1")
     samples = []
     try:
@@ -249,16 +328,11 @@ def cmd_summary(args):
         print(f"disturb.py: cannot read {path}: {e}", file=sys.stderr)
         return 1
     out = {}
-    wins = {"ramp": window(samples, ramp[0], max(ramp[1], ramp[0] + MIN_WINDOW_S))}
-    if hold is not None:
-        wins["hold"] = window(samples, hold[0], max(hold[1], hold[0] + MIN_WINDOW_S))
+    wins = {n: window(samples, a, max(b, a + MIN_WINDOW_S)) for n, (a, b) in bounds.items()}
     # A window the samples do not cover (the sampler died, or started late) is
     # not proven quiet: flagged (run_one.sh: an ok run becomes suspect), never
     # judged on the part that was seen alone. Coverage is of the window itself,
     # not of its 2 s widening (the sampler stops soon after a 1 s hold).
-    bounds = {"ramp": ramp}
-    if hold is not None:
-        bounds["hold"] = hold
     unmeasured = [n for n, (a, b) in bounds.items()
                   if window(samples, a, b)["covered"] < COVERED_MIN * (b - a)]
     if unmeasured:
@@ -274,7 +348,9 @@ def cmd_summary(args):
         name, s = worst
         out["outside_cpu_pct"] = f"{pct(s['outside'], s['total']):.1f}"
         out["outside_top"] = top_text(s, 1)
-        both = window(samples, ramp[0], max(hold[1] if hold else ramp[1], ramp[0] + MIN_WINDOW_S))
+        start = bounds["ramp"][0]
+        end = max(max(b for _, b in bounds.values()), start + MIN_WINDOW_S)
+        both = window(samples, start, end)
         for k, col in (("init", "init_cpu_pct"), ("ksoftirqd", "ksoftirqd_pct"),
                        ("steal", "steal_pct"), ("softirq", "softirq_pct")):
             out[col] = f"{pct(both[k], both['total']):.1f}"

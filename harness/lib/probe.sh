@@ -45,10 +45,15 @@ pct_of_one_cpu() {
 # slab_kib: "sock_caches_kib slab_kib": the caches an idle socket lives in
 # (TCP, TCPv6, sock_inode_cache, filp, dentry, eventpoll_epi, eventpoll_pwq)
 # and /proc/meminfo's whole Slab.
+# Either is "-" when it cannot be read (no /proc/slabinfo, or unreadable): the
+# two fields never shift into each other's place.
 slab_kib() {
-    local sock
-    sock=$(awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {s += $2 * $4} END {printf "%d", s / 1024}' /proc/slabinfo)
-    echo "$sock $(awk '/^Slab:/{print $2}' /proc/meminfo)"
+    local sock slab
+    sock=$(awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {s += $2 * $4} END {printf "%d", s / 1024}' /proc/slabinfo 2>/dev/null) || sock=""
+    slab=$(awk '/^Slab:/{print $2}' /proc/meminfo 2>/dev/null)
+    [[ $sock =~ ^[0-9]+$ ]] || sock=-
+    [[ $slab =~ ^[0-9]+$ ]] || slab=-
+    echo "$sock $slab"
 }
 
 # slab_detail: one "name=kib" per socket cache, for the results.
@@ -86,6 +91,28 @@ stat_get() {
     local v
     v=$("$BUILD/c1m-stat" --get "$2" "$1" 2>/dev/null) || v=""
     [[ $v =~ ^[0-9]+$ ]] && echo "$v" || echo ""
+}
+
+# worker_lines STATS: "pid open lines" of every live worker, a line each (the
+# server's counters file; nothing when c1m-stat cannot read it).
+worker_lines() {
+    "$BUILD/c1m-stat" "$1" 2>/dev/null \
+        | sed -n 's/^worker=[0-9]* pid=\([0-9]*\) state=[a-z]* dead=0 open=\([0-9]*\) .* lines=\([0-9]*\) .*/\1 \2 \3/p'
+}
+
+# silent_workers END HEARTBEAT: of the "pid open last_moved" lines on stdin
+# (per worker: its open count and when its line count last moved, unix
+# seconds), the workers that counted no line over the end of the hold,
+# although their connections were pinged: still for at least max(2 s, the time
+# in which 5 pings were due: 5 x HEARTBEAT / open) up to END. "pid:open" words;
+# nothing when all took lines. A worker alive but no longer serving (a hang, a
+# deadlock) shows here and nowhere else: its counters stay at N.
+silent_workers() {
+    awk -v end="$1" -v hb="$2" '
+        $2 > 0 && hb > 0 {
+            need = 5 * hb / $2; if (need < 2) need = 2
+            if (end - $3 >= need) { printf "%s%s:%s", sep, $1, $2; sep = " " }
+        }'
 }
 
 # netns_listeners NS: listening TCP sockets in NS (one per server worker).

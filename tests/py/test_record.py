@@ -215,7 +215,32 @@ class DisturbSummaryTest(unittest.TestCase):
         r = self.summary(s, "--ramp", "100", "100.1", "--hold", "110.5", "111.5", "--limit", "5")
         self.assertNotIn("flags", r)
 
+    def test_scenario_phase_is_a_judged_window(self):
+        # quiet ramp and hold; a burner during the scenario's phase (a storm's recovery)
+        quiet = [sample(100 + i, 101 + i, 200, 2, [("kworker/0:1[11]", 2)]) for i in range(8)]
+        busy = [sample(120 + i, 121 + i, 200, 60, [("sh[4242]", 60)]) for i in range(4)]
+        r = self.summary(quiet + busy, "--ramp", "100", "104", "--hold", "104", "108",
+                         "--phase", "scenario", "120", "124", "--limit", "5")
+        self.assertEqual(r["outside_scenario_pct"], "30.0")
+        self.assertEqual(r["outside_cpu_pct"], "30.0")
+        self.assertEqual(r["outside_top"], "sh[4242]=30.0")
+        self.assertEqual(r["disturbed"], "1")
+        self.assertIn("other than PID 1 30.0% during the scenario", r["disturb_cause"])
+        # the whole-run figures reach to the phase's end
+        self.assertEqual(r["steal_pct"], "0.0")
+        # without the phase, the same samples are quiet
+        r = self.summary(quiet + busy, "--ramp", "100", "104", "--hold", "104", "108", "--limit", "5")
+        self.assertEqual(r["disturbed"], "0")
+        # a phase the sampler did not cover is flagged, never passed
+        r = self.summary(quiet, "--ramp", "100", "104", "--phase", "scenario", "110", "130",
+                         "--limit", "5")
+        self.assertIn("disturbance-unmeasured:scenario", r["flags"])
+
     def test_usage(self):
+        self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2",
+                             "--phase", "hold", "1", "2").returncode, 2)
+        self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2",
+                             "--phase", "a b", "1", "2").returncode, 2)
         self.assertEqual(run(DISTURB).returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent").returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "x").returncode, 2)
@@ -224,7 +249,120 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(run(DISTURB, "sample", "--out").returncode, 2)
 
 
+def load_disturb():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("disturb", DISTURB)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+class AccountingTest(unittest.TestCase):
+    """disturb.Accounting on made-up /proc snapshots: {pid: (ppid, comm, own
+    ticks, reaped ticks, starttime)}. Root = 100 (run_one.sh)."""
+
+    def setUp(self):
+        self.d = load_disturb()
+        self.base = {1: (0, "init", 1000, 5000, 1), 100: (1, "run_one.sh", 50, 10, 500),
+                     300: (1, "make", 10, 0, 400), 9: (2, "ksoftirqd/0", 7, 0, 2)}
+
+    def step(self, acc, procs):
+        return acc.interval(procs, 10_000)    # nothing here started after boot tick 10000
+
+    def test_short_lived_children_count_for_the_process_that_reaped_them(self):
+        acc = self.d.Accounting(100)
+        self.step(acc, self.base)
+        # make's children lived and were reaped between the two snapshots:
+        # 80 ticks in its cutime+cstime, none seen alive
+        x = self.step(acc, {**self.base, 300: (1, "make", 12, 80, 400)})
+        self.assertEqual(x["outside"], 82)
+        self.assertEqual(x["busiest"], {"make[300]": 82})
+        self.assertEqual(x["init"], 0)
+
+    def test_a_child_seen_alive_is_not_counted_twice(self):
+        acc = self.d.Accounting(100)
+        self.step(acc, {**self.base, 600: (300, "cc1", 30, 0, 9000)})
+        x = self.step(acc, {**self.base, 600: (300, "cc1", 50, 0, 9000)})
+        self.assertEqual(x["busiest"], {"cc1[600]": 20})
+        # cc1 exits after 55 ticks in all; make reaps it: only the unseen 5 are
+        # new, named after make (the process that started and reaped it)
+        x = self.step(acc, {**self.base, 300: (1, "make", 10, 55, 400)})
+        self.assertEqual(x["outside"], 5)
+        self.assertEqual(x["busiest"], {"make[300]": 5})
+
+    def test_the_runs_processes_stay_the_runs_when_pid_1_reaps_them(self):
+        acc = self.d.Accounting(100)
+        srv = {200: (100, "c1m-server", 0, 0, 8000), 201: (200, "c1m-server", 100, 0, 8001)}
+        self.step(acc, {**self.base, **srv})
+        # the server's parent SIGKILLed: its worker is re-parented to PID 1 and
+        # goes on closing its sockets
+        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 160, 0, 8001)})
+        self.assertEqual(x["outside"], 0)
+        self.assertEqual(x["tree"], 2)       # run_one.sh and the worker
+        # it exits; PID 1 reaps it with 190 ticks: the 30 unseen are the run's too
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5190, 1)})
+        self.assertEqual((x["outside"], x["init"]), (0, 0))
+        # a child the re-parented worker starts is the run's as well
+        acc = self.d.Accounting(100)
+        self.step(acc, {**self.base, **srv})
+        self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001)})
+        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001),
+                            202: (201, "sh", 40, 0, 20_000)})
+        self.assertEqual(x["outside"], 0)
+
+    def test_pid_1_ksoftirqd_and_pid_reuse(self):
+        acc = self.d.Accounting(100)
+        self.step(acc, {**self.base, 700: (300, "old", 500, 0, 3000)})
+        # pid 700 again, another process (its starttime): no baseline, 0
+        nxt = {**self.base, 1: (0, "init", 1040, 5000, 1), 9: (2, "ksoftirqd/0", 27, 0, 2),
+               700: (300, "new", 9, 0, 3500)}
+        x = self.step(acc, nxt)
+        self.assertEqual((x["init"], x["ksoftirqd"]), (40, 20))
+        self.assertEqual(x["busiest"], {"init[1]": 40})
+        # ... unless it started during the interval: then all its ticks are new
+        x = acc.interval({**nxt, 701: (300, "new2", 9, 0, 20_000)}, 10_000)
+        self.assertEqual(x["busiest"], {"new2[701]": 9})
+
+
 class DisturbSamplerTest(unittest.TestCase):
+    def test_short_lived_outside_processes_are_counted(self):
+        """A burner made of processes that each live ~30 ms (a build, a shell
+        loop): between two samples they are born, burn and are reaped. Their
+        CPU is counted, for the process that runs them."""
+        with tempfile.TemporaryDirectory() as d:
+            out = os.path.join(d, "s.jsonl")
+            code = ("import os, time\n"
+                    "end = time.time() + 30\n"
+                    "while time.time() < end:\n"
+                    "    pid = os.fork()\n"
+                    "    if pid == 0:\n"
+                    "        t = time.process_time() + 0.03\n"
+                    "        while time.process_time() < t: pass\n"
+                    "        os._exit(0)\n"
+                    "    os.waitpid(pid, 0)\n")
+            burner = subprocess.Popen([sys.executable, "-c", code])
+            idle = subprocess.Popen(["sleep", "30"])
+            try:
+                t0 = time.time()
+                s = subprocess.Popen([sys.executable, DISTURB, "sample", "--root", str(idle.pid),
+                                      "--out", out, "--interval", "0.5"])
+                time.sleep(2.6)
+                s.send_signal(signal.SIGTERM)
+                self.assertEqual(s.wait(timeout=10), 0)
+                span = time.time() - t0
+            finally:
+                for p in (burner, idle):
+                    p.kill()
+                    p.wait()
+            lines = jsonl(out)
+            hz = os.sysconf("SC_CLK_TCK")
+            seen = sum(n for x in lines for name, n in x["top"] if name == f"python3[{burner.pid}]")
+            # the burner keeps one CPU busy: well over half of it must be seen
+            # (only the tail of one child at each end can be missed)
+            self.assertGreater(seen, 0.5 * span * hz, lines)
+
+
+class DisturbSamplerRootTest(unittest.TestCase):
     def test_own_tree_inside_burner_outside(self):
         """The sampler's root tree is not outside; a busy process outside is named."""
         with tempfile.TemporaryDirectory() as d:

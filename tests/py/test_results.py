@@ -204,6 +204,19 @@ class TestDroppedRuns(TmpDir):
         self.assertEqual(lines[2], "uvloop 2k: 1 of 1 dropped (inconsistent 1): "
                                    "counters 2000, sockstat 1990, client 2000")
 
+    def test_a_flagged_disturbed_run_never_stands_in(self):
+        d = self.subdir("run")
+        self.add(d, "pyext", 2000, 1, "disturbed", t_accept_s=3.0, disturb_cause="steal 8%")
+        self.add(d, "pyext", 2000, 2, "disturbed", t_accept_s=50.0, disturb_cause="burn",
+                 flags="negative:user_bytes_per_conn")
+        self.add(d, "c", 2000, 1, "disturbed", t_accept_s=9.0, disturb_cause="burn",
+                 flags="disturbance-unmeasured:hold")
+        c, py = sorted(cells.cells(runstore.read_runs(d)), key=lambda x: x.contender)
+        self.assertEqual(py.stat("t_accept_s")[0], 3.0)        # the flagged run left out
+        self.assertTrue(py.all_disturbed)
+        self.assertFalse(c.all_disturbed)                       # its only run is flagged
+        self.assertIsNone(c.stat("t_accept_s"))
+
     def test_summary_marks_disturbed_medians_and_says_what_was_dropped(self):
         rc, out, _ = run_main("summary", self.mixed())
         self.assertEqual(rc, 0)

@@ -17,6 +17,13 @@
 #   scenario_run          the scenario's own phase, after the hold and the
 #                         end-of-hold counts, before the client is stopped; sets
 #                         documented keys of R, a named status on failure
+#   scenario_keeps_conns  0 when every connection is still open after
+#                         scenario_run (run_one.sh then takes the end-of-hold
+#                         counts again: server, sockets, client must all be N);
+#                         1 for a scenario that closes some by design
+#   scenario_fail WHY [STATUS]  (given) note WHY; an otherwise ok run gets
+#                         STATUS (default scenario-failed): a phase that did
+#                         not happen never leaves the run ok
 #   scenario_after_client once the client has stopped (its summary written),
 #                         the server still running: counts that must include
 #                         everything the client saw (only after scenario_run)
@@ -30,4 +37,11 @@ scenario_variants() { :; }
 scenario_server_args() { :; }
 scenario_client_args() { :; }
 scenario_run() { :; }
+scenario_keeps_conns() { return 0; }
+scenario_fail() {
+    R[note]="${R[note]:+${R[note]}; }$scenario: $1"
+    log "$contender: $scenario: $1"
+    [ "${R[status]}" = ok ] && R[status]=${2:-scenario-failed}
+    return 0
+}
 scenario_after_client() { :; }

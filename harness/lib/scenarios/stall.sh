@@ -110,12 +110,12 @@ scenario_run() {
         R[stalled]=0 R[stall_end]=none
         return 0
     fi
-    kill -USR2 "$cpid" 2>/dev/null || { stall_fail "the client is gone"; return 0; }
+    kill -USR2 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return 0; }
     for ((i = 0; i < 600; i++)); do
         line=$(grep -m1 -E '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' "$log" 2>/dev/null) && break
         sleep 0.05
     done
-    [ -n "$line" ] || { stall_fail "the client did not report its stall within 30 s"; return 0; }
+    [ -n "$line" ] || { scenario_fail "the client did not report its stall within 30 s"; return 0; }
     n=$(sed -n 's/.*stalled \([0-9]*\) connections.*/\1/p' <<<"$line")
     at_us=$(sed -n 's/.* at \([0-9]*\) us.*/\1/p' <<<"$line")
     R[stalled]=$n
@@ -165,7 +165,7 @@ scenario_run() {
             R[note]="${R[note]:+${R[note]}; }stall: MemAvailable under ${min_avail} MiB after ${R[stall_phase_s]}s with $n stalled: the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * 4 / 1024 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B): unbounded"
             log "$contender: ${R[note]}" ;;
         server-died)
-            stall_fail "a server process died during the stall phase" server-died ;;
+            scenario_fail "a server process died during the stall phase" server-died ;;
     esac
     return 0
 }
@@ -209,10 +209,6 @@ stall_ss() {
     fi
 }
 
-# stall_fail WHY [STATUS]: note it; with STATUS, an otherwise ok run gets it.
-stall_fail() {
-    R[note]="${R[note]:+${R[note]}; }stall: $1"
-    log "$contender: stall: $1"
-    [ -n "${2:-}" ] && [ "${R[status]}" = ok ] && R[status]=$2
-    return 0
-}
+# The slow cuts close the stalled connections: the end-of-hold counts are not
+# taken again after the phase (a dead server process still is).
+scenario_keeps_conns() { return 1; }
