@@ -220,6 +220,7 @@ workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '
 R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
 read -r idle_anon idle_pss <<<"$(rss_kib $pids)"
 read -r sock0 slab0 <<<"$(slab_kib)"
+slab_save "$out/slabinfo-idle.txt"
 R[server_rss_idle_kib]=$idle_anon
 R[server_pss_idle_kib]=$idle_pss
 
@@ -321,6 +322,8 @@ if [ "$n" -gt 0 ]; then
     fi
 fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
+slab_save "$out/slabinfo-full.txt"
+[ "$n" -gt 0 ] && R[slab_growth]=$(slab_growth "$out/slabinfo-idle.txt" "$out/slabinfo-full.txt" "$n")
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
 # The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
 while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
@@ -340,14 +343,18 @@ hold_wait() {
     [ "$quiet" = 1 ] || printf '\n' >&2
 }
 # hold_watch: one look at the workers' line counts (lib/probe.sh worker_lines)
-declare -A hl_lines=() hl_moved=() hl_open=()
+# and CPU times (pid_ticks): when each last moved
+declare -A hl_lines=() hl_moved=() hl_open=() hl_ticks=() hl_busy=()
 hold_watch() {
-    local pid open lines t
+    local pid open lines ticks t
     t=$(now_s)
     while read -r pid open lines; do
         [ "${hl_lines[$pid]:-}" = "$lines" ] || { hl_lines[$pid]=$lines; hl_moved[$pid]=$t; }
         hl_open[$pid]=$open
     done < <(worker_lines "$stats")
+    while read -r pid ticks; do
+        [ "${hl_ticks[$pid]:-}" = "$ticks" ] || { hl_ticks[$pid]=$ticks; hl_busy[$pid]=$t; }
+    done < <(pid_ticks "${!hl_open[@]}")
 }
 
 # Hold: idle CPU with heartbeats running. Reading /proc for 50+ pids takes a
@@ -362,7 +369,7 @@ if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
     # every worker that holds pinged connections must go on counting lines
     # to the end of the hold (the floor reads none: it is never asked)
     if contender_supports "$contender" reads; then
-        silent=$(for p in "${!hl_moved[@]}"; do echo "$p ${hl_open[$p]} ${hl_moved[$p]}"; done \
+        silent=$(for p in "${!hl_moved[@]}"; do echo "$p ${hl_open[$p]} ${hl_moved[$p]} ${hl_busy[$p]:-0}"; done \
                      | silent_workers "$tc" "$heartbeat")
     fi
     mark
@@ -439,7 +446,7 @@ if [ "$reached" = 1 ]; then
         R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")"
     elif [ -n "$silent" ]; then
         R[status]=server-hung
-        R[note]="${R[note]:+${R[note]}; }worker(s) alive but serving nothing: no line counted over the end of the ${hold}s hold while their connections were pinged every ${heartbeat}s (pid:open $silent)"
+        R[note]="${R[note]:+${R[note]}; }worker(s) alive but serving nothing: no line counted and no CPU used over the end of the ${hold}s hold while their connections were pinged every ${heartbeat}s (pid:open $silent)"
     elif [ -z "$h_server" ] || [ -z "$h_sock" ] || [ -z "$h_client" ] \
          || [ "$h_server" != "$conns" ] || [ "$h_sock" != "$conns" ] || [ "$h_client" != "$conns" ]; then
         R[status]=inconsistent

@@ -111,6 +111,10 @@ gate() {
     healthy "${lines[5]}"
     run get flags
     assert_output ""
+    # where the kernel's share went: the caches that grew, the TCP socket's among them
+    run get slab_growth
+    [[ $output =~ (^|;)TCP=[0-9]+(;|$) ]] || { show; fail "slab_growth: '$output'"; }
+    [ -s "$OUT/slabinfo-idle.txt" ] && [ -s "$OUT/slabinfo-full.txt" ]
     # every disturbance figure is there, as a number (% of the machine, 0..100)
     for k in gate_wait_s outside_cpu_pct outside_ramp_pct outside_hold_pct init_cpu_pct \
              ksoftirqd_pct steal_pct softirq_pct; do
@@ -201,7 +205,7 @@ kill_in_hold() {
     run get status workers_dead note
     [ "${lines[0]}" = server-hung ] || { show; fail "status ${lines[0]}"; }
     assert_equal "${lines[1]}" 0
-    assert_line --index 2 --partial "no line counted over the end of the 4s hold"
+    assert_line --index 2 --partial "no line counted and no CPU used over the end of the 4s hold"
     assert_line --index 2 --partial " $victim:"
 }
 

@@ -29,6 +29,14 @@ cpu_ticks() {
     done
     echo "$t"
 }
+# pid_ticks PIDS...: "pid utime+stime" of each process still there, one awk
+# over all their /proc/PID/stat (each line cut after the comm's ")").
+pid_ticks() {
+    [ $# -gt 0 ] || return 0
+    local files=() p
+    for p in "$@"; do files+=("/proc/$p/stat"); done
+    awk '{ sub(/^.*\) /, ""); split(FILENAME, f, "/"); print f[3], $12 + $13 }' "${files[@]}" 2>/dev/null
+}
 ticks_to_s() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t / hz}'; }
 
 # machine_cpu: "busy total" jiffies from /proc/stat's cpu line.
@@ -54,6 +62,22 @@ slab_kib() {
     [[ $sock =~ ^[0-9]+$ ]] || sock=-
     [[ $slab =~ ^[0-9]+$ ]] || slab=-
     echo "$sock $slab"
+}
+
+# slab_save FILE: "name bytes" of every slab cache now (/proc/slabinfo:
+# active objects x object size); nothing when it cannot be read.
+slab_save() {
+    awk 'NR > 2 {print $1, $2 * $4}' /proc/slabinfo > "$1" 2>/dev/null || : > "$1"
+}
+
+# slab_growth BEFORE AFTER N: the caches that grew the most between two
+# slab_save files, in bytes per connection (N), "name=B;..." (at most 8, those
+# over 8 B): where the kernel's share of a connection goes, whatever the
+# contender (io_uring's requests are not in the socket caches).
+slab_growth() {
+    awk -v n="$3" 'NR == FNR { b[$1] = $2; next }
+        { d = ($2 - b[$1]) / n; if (d >= 8) printf "%d %s\n", d, $1 }' "$1" "$2" 2>/dev/null \
+        | sort -rn | head -n 8 | awk '{printf "%s%s=%d", sep, $2, $1; sep = ";"}'
 }
 
 # slab_detail: one "name=kib" per socket cache, for the results.
@@ -100,18 +124,23 @@ worker_lines() {
         | sed -n 's/^worker=[0-9]* pid=\([0-9]*\) state=[a-z]* dead=0 open=\([0-9]*\) .* lines=\([0-9]*\) .*/\1 \2 \3/p'
 }
 
-# silent_workers END HEARTBEAT: of the "pid open last_moved" lines on stdin
-# (per worker: its open count and when its line count last moved, unix
-# seconds), the workers that counted no line over the end of the hold,
-# although their connections were pinged: still for at least max(2 s, the time
-# in which 5 pings were due: 5 x HEARTBEAT / open) up to END. "pid:open" words;
-# nothing when all took lines. A worker alive but no longer serving (a hang, a
-# deadlock) shows here and nowhere else: its counters stay at N.
+# silent_workers END HEARTBEAT: of the "pid open lines_moved cpu_moved" lines
+# on stdin (per worker: its open count, and when its line count and its CPU
+# time last moved, unix seconds), the workers that neither counted a line nor
+# used any CPU over the end of the hold although their connections were
+# pinged: both still for at least max(2 s, the time in which 5 pings were due:
+# 5 x HEARTBEAT / open) up to END. "pid:open" words; nothing when all served.
+# A worker alive but no longer serving (stopped, deadlocked, blocked) shows
+# here and nowhere else: its counters stay at N. The CPU condition keeps a
+# starved worker apart: 53 Python workers on 2 CPUs at 1M fall tens of
+# seconds behind their pings (asyncio-streams: 3.8M of 8.4M lost, p50 24 s)
+# and publish their counters late, but they burn CPU working through it. A
+# worker spinning without serving is not caught.
 silent_workers() {
     awk -v end="$1" -v hb="$2" '
         $2 > 0 && hb > 0 {
             need = 5 * hb / $2; if (need < 2) need = 2
-            if (end - $3 >= need) { printf "%s%s:%s", sep, $1, $2; sep = " " }
+            if (end - $3 >= need && end - $4 >= need) { printf "%s%s:%s", sep, $1, $2; sep = " " }
         }'
 }
 

@@ -36,12 +36,12 @@ COLUMNS = [
     "gate", "gate_wait_s", "outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
     "outside_scenario_pct", "outside_top", "init_cpu_pct", "ksoftirqd_pct", "steal_pct", "softirq_pct",
     "disturb_cause", "health", "flags",
-    "slab_caches", "ramp_file", "run_dir", "note",
+    "slab_caches", "slab_growth", "ramp_file", "run_dir", "note",
 ]
 
 # Columns that stay text even when a value looks like a number.
 TEXT_COLUMNS = {
-    "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "ramp_file", "acceptq_max_per_listener",
+    "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "slab_growth", "ramp_file", "acceptq_max_per_listener",
     "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
     # ports ("9000-9015"), CPU lists ("0" or "0-1") and host names stay text too
     "port", "ports", "server_cpus", "client_cpus", "hosts",

@@ -233,6 +233,24 @@ class StatsFileTest(unittest.TestCase):
         self.assertEqual((r["pid"], r["state"], r["open"], r["seq"] % 2), (8, 5, 5, 0))
         sf.close()
 
+    def test_out_of_range_values_are_clamped_and_a_torn_record_recovers(self):
+        sf = pstats.StatsFile.create(self.path, 1, 0, "x")
+        c = type("C", (), dict(open=-3, accepted=1 << 70, closed=0, slow=0, lines=9, pongs=0,
+                               oversized=0, accept_errors=0, pushed=11))()
+        sf.publish(0, 7, pstats.LISTENING, c, now_ns=5)
+        r = sf.read(0)
+        self.assertEqual((r["open"], r["accepted"], r["lines"], r["pushed"], r["updated_ns"]),
+                         (0, (1 << 64) - 1, 9, 11, 5))
+        self.assertEqual(r["seq"], 2)
+        # a writer that died mid-update left an odd seq: the next one makes it odd, then even
+        pstats._SEQ.pack_into(sf.mm, 64, 7)
+        sf._seq.clear()
+        c.open = 4
+        sf.publish(0, 7, pstats.LISTENING, c)
+        r = sf.read(0)
+        self.assertEqual((r["seq"], r["open"]), (10, 4))
+        sf.close()
+
     def test_raw_open_rejects_other_files(self):
         with open(self.path, "wb") as f:
             f.write(b"x" * 100)
