@@ -1,0 +1,10 @@
+contenders = 'floor c io_uring pyext libuv uvloop asyncio-protocol asyncio-streams gevent'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: bootstrap 95% interval of the median'
+dropped_note = 'ok runs only; 3 of 30 runs dropped (ramp-stalled 3)'
+ramp_runs = 'floor c io_uring pyext libuv uvloop asyncio-protocol asyncio-streams gevent threads:ramp-stalled'
+big_label = '100k'
+logx = 0
+has_bytes = 1
