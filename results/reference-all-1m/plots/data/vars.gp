@@ -1,0 +1,10 @@
+contenders = 'floor c io_uring pyext libuv uvloop asyncio-protocol'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 2 of 9 runs dropped (server-hung 2)'
+ramp_runs = 'floor c io_uring pyext libuv uvloop asyncio-protocol asyncio-streams:server-hung gevent:server-hung'
+big_label = '1m'
+logx = 0
+has_bytes = 1
