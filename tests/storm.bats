@@ -377,13 +377,13 @@ storm_sh() {
 }
 
 @test "storm with a server already dead at the end of the hold: status server-died, nothing killed, no restart" {
-    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) variant=now
+    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) scenario=storm variant=now
         sleep 30 & spid=$!; pids="$spid"; h_dead=1 h_parent_gone=0
         server_launch() { echo LAUNCHED; }
         scenario_run; echo "status=${R[status]} note=${R[note]}"
         kill -0 $spid && echo alive; kill $spid; wait; rm -rf "$out"'
     assert_success
-    assert_output --partial "status=server-died note=server died before the storm: 1 worker(s) dead"
+    assert_output --partial "status=server-died note=storm: server died before the storm: 1 worker(s) dead"
     assert_output --partial "alive"
     refute_output --partial "LAUNCHED"
 }

@@ -147,6 +147,8 @@ def cause_of(r):
         v = r.get(k)
         if v not in (None, "") and str(v) not in parts:
             parts.append(str(v))
+    if status_of(r) == "disturbed" and r.get("flags"):    # why it could not stand in
+        parts.append("flags %s" % r["flags"])
     if not parts:
         for k in ("disturb_cause", "health", "flags"):
             if r.get(k) not in (None, ""):

@@ -106,7 +106,7 @@ def tree_of(roots, procs):
     tree, todo = set(), list(roots)
     while todo:
         pid = todo.pop()
-        if pid in tree:
+        if pid in tree or pid not in procs:     # a root already gone
             continue
         tree.add(pid)
         todo.extend(children.get(pid, ()))
@@ -129,6 +129,10 @@ class Accounting:
     outside process are outside); outside, it is named after the reaper, the
     process that started them (a build's make, a shell loop). Children whose parent ignores SIGCHLD are
     reaped without adding to any cutime: their unseen time stays uncounted.
+    A child whose parent vanished in the same interval (a storm's SIGKILL of
+    the server and its workers at once) was re-parented and reaped unseen,
+    by PID 1 or a subreaper: its last-seen ticks are taken off the first
+    reaper whose growth they fit, and what it used since is on its side.
 
     The run's side is sticky: every (pid, starttime) once seen as a
     descendant of the root stays the run's, with its later children."""
@@ -169,6 +173,10 @@ class Accounting:
             q = procs.get(pid)
             if q is None or q[4] != p[4]:
                 vanished.setdefault(p[0], []).append(pid)
+        gone = {k for ks in vanished.values() for k in ks}
+        seen = lambda k: prev[k][2] + prev[k][3]
+        # children of a parent gone too, re-parented unseen: their reaper is unknown
+        orphans = sorted((k for k in gone if prev[k][0] in gone), key=seen, reverse=True)
         for pid, (ppid, comm, ticks, reaped, start) in procs.items():
             p = prev.get(pid)
             if p is not None and p[4] == start:
@@ -178,11 +186,16 @@ class Accounting:
             else:
                 d_own = d_reaped = 0
             charge(pid, comm, start, d_own)
-            kids = vanished.get(pid, ())
-            rest = d_reaped - sum(prev[k][2] + prev[k][3] for k in kids)
+            kids = [k for k in vanished.get(pid, ()) if k not in orphans]
+            rest = d_reaped - sum(seen(k) for k in kids)
+            for k in list(orphans) if rest > 0 else ():
+                if seen(k) <= rest:
+                    rest -= seen(k)
+                    kids.append(k)
+                    orphans.remove(k)
             if rest > 0:
                 if kids:    # on the side of the child that had used the most
-                    k = max(kids, key=lambda k: prev[k][2] + prev[k][3])
+                    k = max(kids, key=seen)
                     charge(pid, comm, start, rest, side=(k, prev[k][4]))
                 else:
                     charge(pid, comm, start, rest)

@@ -19,24 +19,25 @@ rss_kib() {
     echo "$anon $pss"
 }
 
-# cpu_ticks PIDS...: utime+stime summed (clock ticks). Workers are reaped by
-# their parent only at the end, so live pids cover the whole run.
-cpu_ticks() {
-    local p t=0 v
-    for p in "$@"; do
-        v=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}')
-        t=$((t + ${v:-0}))
-    done
-    echo "$t"
-}
-# pid_ticks PIDS...: "pid utime+stime" of each process still there, one awk
-# over all their /proc/PID/stat (each line cut after the comm's ")").
+# pid_ticks PIDS...: "pid utime+stime" (clock ticks) of each process still
+# there, one awk over all their /proc/PID/stat (each line cut after the comm's
+# ")"). Read with getline: mawk stops at the first file it cannot open, and a
+# worker may end between the list and the read.
 pid_ticks() {
     [ $# -gt 0 ] || return 0
     local files=() p
     for p in "$@"; do files+=("/proc/$p/stat"); done
-    awk '{ sub(/^.*\) /, ""); split(FILENAME, f, "/"); print f[3], $12 + $13 }' "${files[@]}" 2>/dev/null
+    awk 'BEGIN { for (i = 1; i < ARGC; i++) {
+                     if ((getline l < ARGV[i]) > 0) {
+                         sub(/^.*\) /, "", l); split(l, v, " "); split(ARGV[i], f, "/")
+                         print f[3], v[12] + v[13]
+                     }
+                     close(ARGV[i])
+                 } }' "${files[@]}"
 }
+# cpu_ticks PIDS...: their utime+stime summed. Workers are reaped by their
+# parent only at the end, so live pids cover the whole run.
+cpu_ticks() { pid_ticks "$@" | awk '{ t += $2 } END { print t + 0 }'; }
 ticks_to_s() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t / hz}'; }
 
 # machine_cpu: "busy total" jiffies from /proc/stat's cpu line.

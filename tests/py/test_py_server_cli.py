@@ -251,6 +251,33 @@ class StatsFileTest(unittest.TestCase):
         self.assertEqual((r["seq"], r["open"]), (10, 4))
         sf.close()
 
+    def test_a_record_is_written_odd_seq_then_body_then_even_seq(self):
+        # Readers trust a record whose seq is even and did not move. Each store
+        # must leave that true only for a whole record: pack_into zero-fills
+        # its target first (seq 0, even, over a zeroed body for a moment), so
+        # publish() writes bytes packed beforehand, in three stores we can see.
+        sf = pstats.StatsFile.create(self.path, 2, 0, "x")
+        writes = []
+
+        class Recording(bytearray):
+            def __setitem__(self, k, v):
+                writes.append((k.start, k.stop, bytes(v)))
+                super().__setitem__(k, v)
+
+        mm, sf.mm = sf.mm, Recording(sf.mm[:])
+        c = type("C", (), dict(open=3, accepted=3, closed=0, slow=0, lines=0, pongs=0,
+                               oversized=0, accept_errors=0, pushed=0))()
+        sf.publish(1, 4242, pstats.LISTENING, c, now_ns=5)
+        off = 64 + 128
+        self.assertEqual([(a, b) for a, b, _ in writes],
+                         [(off, off + 8), (off + 8, off + 104), (off, off + 8)])
+        self.assertEqual(int.from_bytes(writes[0][2], "little"), 1)     # odd: being written
+        self.assertEqual(writes[1][2][:16], (4242).to_bytes(8, "little") +
+                         pstats.LISTENING.to_bytes(8, "little"))
+        self.assertEqual(int.from_bytes(writes[2][2], "little"), 2)     # even: whole
+        sf.mm = mm
+        sf.close()
+
     def test_raw_open_rejects_other_files(self):
         with open(self.path, "wb") as f:
             f.write(b"x" * 100)

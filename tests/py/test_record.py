@@ -310,6 +310,30 @@ class AccountingTest(unittest.TestCase):
                             202: (201, "sh", 40, 0, 20_000)})
         self.assertEqual(x["outside"], 0)
 
+    def test_a_server_killed_with_its_workers_is_not_pid_1s_cpu(self):
+        # the storm: SIGKILL of the server's parent and its workers at once;
+        # the workers are re-parented to PID 1 and reaped unseen: PID 1's
+        # cutime grows by their whole lives, which the run has counted
+        acc = self.d.Accounting(100)
+        srv = {200: (100, "c1m-server", 5, 0, 8000), 201: (200, "c1m-server", 400, 0, 8001),
+               202: (200, "c1m-server", 300, 0, 8002)}
+        self.step(acc, {**self.base, **srv})
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 410 + 305, 1),
+                            100: (1, "run_one.sh", 50, 10 + 5, 500)})
+        self.assertEqual((x["outside"], x["init"]), (0, 0))
+        # (their 10 and 5 ticks after the last snapshot are on their side: the run's)
+        # a reaper whose growth no orphan fits is charged as before
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 715 + 30, 1),
+                            100: (1, "run_one.sh", 50, 15, 500)})
+        self.assertEqual((x["outside"], x["init"]), (30, 30))
+
+    def test_the_root_gone(self):
+        acc = self.d.Accounting(100)
+        self.step(acc, self.base)
+        rest = {k: v for k, v in self.base.items() if k != 100}
+        x = self.step(acc, {**rest, 300: (1, "make", 10, 8, 400)})  # no KeyError
+        self.assertEqual((x["tree"], x["outside"]), (0, 8))
+
     def test_pid_1_ksoftirqd_and_pid_reuse(self):
         acc = self.d.Accounting(100)
         self.step(acc, {**self.base, 700: (300, "old", 500, 0, 3000)})

@@ -247,6 +247,10 @@ class TestDroppedRuns(TmpDir):
         self.assertEqual(cells.cause_of({"status": "crashed", "health": "worker 3 died"}),
                          "worker 3 died")
         self.assertEqual(cells.cause_of({"status": "ok"}), "")
+        # a disturbed run with flags never stands in: the flags say why
+        self.assertEqual(cells.cause_of({"status": "disturbed", "disturb_cause": "PID 1 9%",
+                                         "flags": "unmeasured:slab"}),
+                         "PID 1 9%; flags unmeasured:slab")
 
     def test_plot_data_keeps_disturbed_only_tiers_apart(self):
         d = self.mixed()

@@ -101,15 +101,13 @@ storm_curve() {
 
 scenario_run() {
     local limit=${STORM_TIMEOUT:-300} old n_old i t_kill t_restart t_ready t_done
-    local mb0 mt0 mb1 mt1 rss pss peak_pss=0 open dead el cpu recovered=0 k v
+    local mb0 mt0 mb1 mt1 rss pss peak_pss=0 open dead el cpu recovered=0 k v failed="" why=""
     local -A nst0=()
     R[storm_timeout_s]=$limit
     # A server already dead at the end of the hold (run_one.sh's health): no
     # storm; its pids may already name other processes.
     if [ "${h_dead:-0}" -gt 0 ] || [ "${h_parent_gone:-0}" -gt 0 ]; then
-        R[status]=server-died
-        R[note]="server died before the storm: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no storm"
-        log "$contender: ${R[note]}"
+        scenario_fail "server died before the storm: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no storm" server-died
         return 0
     fi
     # the namespace's TCP drop counters (lib/probe.sh): deltas over the storm
@@ -140,9 +138,7 @@ scenario_run() {
     if [ "$(pids_gone $old)" -lt "$n_old" ]; then
         # never wait for a process SIGKILL did not end: run_one.sh's
         # stop_server (its $spid still this server) tries again at exit
-        R[status]=storm-kill-failed
-        R[note]="$(( n_old - $(pids_gone $old) )) of the $n_old killed server processes still there 30 s after SIGKILL"
-        log "$contender: ${R[note]}"
+        scenario_fail "$(( n_old - $(pids_gone $old) )) of the $n_old killed server processes still there 30 s after SIGKILL" storm-kill-failed
         storm_curve "$out/ramp.csv" "${R[storm_kill_unix_ms]}" > "$out/storm.csv"
         return 0
     fi
@@ -157,9 +153,7 @@ scenario_run() {
     server_launch "$out/server-restart.log"
     state_pid server-restart "$spid"
     if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
-        R[status]=storm-restart-failed
-        R[note]="the restarted server did not become ready: $(tail -n 1 "$out/server-restart.log" | tr -d '\n=' | cut -c1-160)"
-        log "$contender: ${R[note]}"
+        scenario_fail "the restarted server did not become ready: $(tail -n 1 "$out/server-restart.log" | tr -d '\n=' | cut -c1-160)" storm-restart-failed
         storm_curve "$out/ramp.csv" "${R[storm_kill_unix_ms]}" > "$out/storm.csv"
         return 0
     fi
@@ -188,23 +182,24 @@ scenario_run() {
             # ends the server: a command first, so that a trap still pending
             # runs (the run is then interrupted, and this line never reached)
             sleep 0.3 & wait $!
-            R[status]=storm-server-died
-            R[note]="the restarted server died during the recovery (${dead:-?} worker(s) dead$(kill -0 "$spid" 2>/dev/null || echo ", parent gone"))"
+            failed=storm-server-died
+            why="the restarted server died during the recovery (${dead:-?} worker(s) dead$(kill -0 "$spid" 2>/dev/null || echo ", parent gone"))"
             break
         fi
         if ! kill -0 "$cpid" 2>/dev/null; then
-            R[status]=client-stopped
-            R[note]="client exited during the storm: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"
+            failed=client-stopped
+            why="client exited during the storm: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"
             break
         fi
         if awk -v e="$el" -v t="$limit" 'BEGIN{exit !(e > t)}'; then
-            R[status]=storm-timeout
-            R[note]="the server held ${open:-?} of $conns ${limit}s after the kill"
+            failed=storm-timeout
+            why="the server held ${open:-?} of $conns ${limit}s after the kill"
             break
         fi
     done
     t_done=$(now_s)
     [ "$quiet" = 1 ] || printf '\n' >&2
+    [ -z "$failed" ] || scenario_fail "$why" "$failed"
     # shellcheck disable=SC2086
     read -r rss pss <<<"$(rss_kib $pids)"
     [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
