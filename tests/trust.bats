@@ -68,6 +68,18 @@ gate() {
         gate "$C1M_ROOT" "$1"
 }
 
+@test "trust: pid_ticks and cpu_ticks read every pid still there, past one that has ended" {
+    # mawk stops at the first file it cannot open: a worker ending between the
+    # list and the read must not hide the pids after it
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
+        sleep 0.01 & gone=$!; wait $gone
+        pid_ticks 1 "$gone" $$ | cut -d" " -f1 | tr "\n" " "; echo "sum=$(cpu_ticks 1 "$gone" $$)"
+        echo "none=[$(pid_ticks)] zero=$(cpu_ticks "$gone")"' probe "$C1M_ROOT"
+    assert_success
+    assert_line --index 0 --regexp "^1 [0-9]+ sum=[0-9]+$"
+    assert_line --index 1 "none=[] zero=0"
+}
+
 @test "trust: machine CPU % of one CPU counts every CPU, whatever the affinity or OMP_NUM_THREADS" {
     local n
     n=$(grep -c '^cpu[0-9]' /proc/stat)
