@@ -21,7 +21,7 @@ import os
 import sys
 
 from . import streams
-from .protocol import LineProtocol
+from .protocol import CounterHooks, Counters, LineProtocol
 from .push import PushProtocol, Schedule
 
 # the protocol classes a worker serves with (shutdown finds them by type)
@@ -277,6 +277,31 @@ def abort_protocols():
         if type(obj) in PROTOCOLS:
             if getattr(obj, "t", None) is not None:
                 obj.drop()
+
+
+_native_counters = []
+
+
+def native_counters_type():
+    """Counters on the extension's c1m.Counters (C integers the loop's C
+    timer publishes, worker.py), or None when the extension lacks it."""
+    if not _native_counters:
+        try:
+            base = getattr(import_c1m(), "Counters", None)
+        except Unavailable:
+            return None  # make_backend says why
+        _native_counters.append(None if base is None else type(
+            "NativeCounters", (base, CounterHooks),
+            {"__slots__": CounterHooks.CAP_SLOTS, "__init__": CounterHooks.init_cap,
+             "__doc__": "protocol.Counters on c1m.Counters."}))
+    return _native_counters[0]
+
+
+def make_counters(cfg, cap):
+    """The counters a worker's protocols update: C integers on the c1m loop
+    (published from C), plain Python ints elsewhere."""
+    cls = native_counters_type() if cfg.loop == "c1m" else None
+    return (cls or Counters)(cap)
 
 
 def make_backend(cfg, counters):

@@ -77,20 +77,18 @@ def feed(data, n):
     return n, lines, pings
 
 
-class Counters:
-    """A worker's counters as plain ints, plus its connection cap.
+class CounterHooks:
+    """The connection cap's callbacks, for Counters and for the extension's
+    native counters (loops.native_counters_type): on_cap() is called when
+    `open` reaches `cap`; on_low() when it falls below `resume_at` (which the
+    worker sets only while its listener is closed, -1 otherwise)."""
 
-    The protocol (or the streams handler) updates them; the worker publishes
-    them to the counters file from a timer. on_cap() is called when `open`
-    reaches `cap`; on_low() when it falls below `resume_at` (which the worker
-    sets only while its listener is closed, -1 otherwise)."""
+    __slots__ = ()
+    CAP_SLOTS = ("cap", "resume_at", "on_cap", "on_low")
+    FIELDS = ("open", "accepted", "closed", "slow", "lines", "pongs", "oversized",
+              "accept_errors", "pushed")
 
-    __slots__ = ("open", "accepted", "closed", "slow", "lines", "pongs", "oversized",
-                 "accept_errors", "pushed", "cap", "resume_at", "on_cap", "on_low")
-
-    def __init__(self, cap=1 << 62):
-        self.open = self.accepted = self.closed = self.slow = 0
-        self.lines = self.pongs = self.oversized = self.accept_errors = self.pushed = 0
+    def init_cap(self, cap):
         self.cap = cap
         self.resume_at = -1
         self.on_cap = self.on_low = None
@@ -104,8 +102,21 @@ class Counters:
             self.on_low()
 
     def as_dict(self):
-        return {k: getattr(self, k) for k in ("open", "accepted", "closed", "slow", "lines",
-                                              "pongs", "oversized", "accept_errors", "pushed")}
+        return {k: getattr(self, k) for k in self.FIELDS}
+
+
+class Counters(CounterHooks):
+    """A worker's counters as plain ints, plus its connection cap.
+
+    The protocol (or the streams handler) updates them; the worker publishes
+    them to the counters file from a timer (worker.py)."""
+
+    __slots__ = CounterHooks.FIELDS + CounterHooks.CAP_SLOTS
+
+    def __init__(self, cap=1 << 62):
+        self.open = self.accepted = self.closed = self.slow = 0
+        self.lines = self.pongs = self.oversized = self.accept_errors = self.pushed = 0
+        self.init_cap(cap)
 
 
 def set_bufs(sock, sndbuf, rcvbuf):

@@ -175,6 +175,13 @@ class StatsFile:
         mm[off:off + 8] = _SEQ.pack(seq + 1)
         self._seq[i] = seq + 1
 
+    def attach(self, i, counters):
+        """Hand record i to a c1m.Counters, which writes it from C from now on
+        (counters.publish(), Loop.publish_counters()). The seq cached here is
+        dropped: a later publish() of this record reads the record's own."""
+        counters.attach(self.mm, HEADER.size + i * RECORD.size)
+        self._seq.pop(i, None)
+
     def set_state(self, i, state, pid=None):
         """Change only the state (and pid, when given) of record i: the parent
         marking a dead worker failed. Keeps its counters."""

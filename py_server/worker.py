@@ -21,10 +21,9 @@ import sys
 import time
 
 from . import stats as st
-from .loops import abort_protocols, make_backend
-from .protocol import Counters
+from .loops import abort_protocols, make_backend, make_counters
 
-PUBLISH_S = 0.05        # the counters file is refreshed at 20 Hz
+PUBLISH_S = 0.05        # the counters file is refreshed at 20 Hz (c1m-server's rate)
 EMFILE_RETRY_S = 0.1
 STOP_GRACE_S = 2.0      # connections still open this long after SIGTERM are aborted
 _RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
@@ -47,9 +46,16 @@ class Worker:
         self.sf = statsfile
         self.index = index
         self.pid = os.getpid()
-        self.c = Counters(cfg.worker_conns)
+        self.c = make_counters(cfg, cfg.worker_conns)
         self.c.on_cap = self.on_cap
         self.c.on_low = self.on_low
+        # On the c1m loop the counters are C integers that the loop publishes
+        # from a C timer (pyext/counters_type.c says why); elsewhere tick()
+        # publishes them from Python.
+        self.native = statsfile is not None and hasattr(self.c, "attach")
+        if self.native:
+            statsfile.attach(index, self.c)
+            self.c.pid = self.pid
         self.state = st.STARTING
         self.backend = None
         self.ls = CLOSED
@@ -63,7 +69,10 @@ class Worker:
 
     # -- counters file ----------------------------------------------------
     def publish(self):
-        if self.sf is not None:
+        if self.native:
+            self.c.state = self.state
+            self.c.publish()
+        elif self.sf is not None:
             self.sf.publish(self.index, self.pid, self.state, self.c)
 
     def set_state(self, state):
@@ -71,7 +80,11 @@ class Worker:
         self.publish()
 
     def tick(self):
-        self.publish()
+        """The Python timer: publishes (unless the loop does it in C) and,
+        once stopping, ends the loop when every connection is gone or the
+        grace period is over."""
+        if not self.native:
+            self.publish()
         if self.stopping:
             if self.c.open <= 0:
                 self.backend.stop()
@@ -181,12 +194,21 @@ class Worker:
         self.stop_deadline = time.monotonic() + STOP_GRACE_S
         self.backend.close_connections()
         # tick() stops the loop once every connection_lost has run
+        if self.native:  # (else it is running already)
+            self.backend.call_later(PUBLISH_S, self.tick)
 
     # -- body -------------------------------------------------------------
     def run(self, early_stop=None, on_ready=None):
         """Returns the exit status. early_stop() tells whether a stop signal
         arrived before the loop's handlers were installed; on_ready() runs once
         the worker listens, before the loop starts (py_server.anatomy uses it)."""
+        try:
+            return self._run(early_stop, on_ready)
+        finally:
+            if self.native:  # (the loop's C timer then writes nothing)
+                self.c.detach()  # no exported buffer: the counters file can close
+
+    def _run(self, early_stop, on_ready):
         self.publish()
         self.startup_error = None
         self.backend = b = make_backend(self.cfg, self.c)
@@ -202,7 +224,10 @@ class Worker:
                 self.index, self.cfg.host, self.cfg.port, e.strerror or e))
             self.set_state(st.FAILED)
             return 1
-        b.call_later(PUBLISH_S, self.tick)
+        if self.native:
+            b.loop.publish_counters(self.c, PUBLISH_S)
+        else:
+            b.call_later(PUBLISH_S, self.tick)
         if b.push is not None:
             b.push.start()
         if on_ready is not None:

@@ -1,7 +1,8 @@
 /* c1m_ext.h - shared declarations of the CPython extension `c1m`.
  *
  * The extension exposes the suite's C event loop (c_server/lib/loop.h) with an
- * asyncio-shaped API: Loop, Server, Transport and TimerHandle are heap types
+ * asyncio-shaped API: Loop, Server, Transport and TimerHandle (and Counters,
+ * the benchmark's counters file writer) are heap types
  * created per module (PEP 489 multi-phase init, PEP 573 module state).
  *
  * Memory per idle connection is the point of the suite, so a connection costs
@@ -39,6 +40,7 @@ typedef struct {
     PyTypeObject *ServerType;
     PyTypeObject *TransportType;
     PyTypeObject *HandleType;
+    PyTypeObject *CountersType;
     /* interned method names and context keys */
     PyObject *s_connection_made, *s_data_received, *s_eof_received, *s_connection_lost;
     PyObject *s_pause_writing, *s_resume_writing;
@@ -85,6 +87,9 @@ typedef struct C1mLoop {
     unsigned long thread_id;       /* thread running run_forever */
     int running, stopping, closed;
     int conns_dropped;             /* a connection closed since the listeners were told */
+    struct C1mCounters *publisher; /* publish_counters(): strong ref, or NULL */
+    uint64_t publish_timer;        /* its C timer (0: none pending) */
+    double publish_ms;
 } C1mLoop;
 
 /* Output buffer, allocated on the first partial send only. `data` is freed
@@ -139,6 +144,16 @@ typedef struct C1mServer {
     struct c1m_listener l;
 } C1mServer;
 
+/* A worker's counters and, once attached, its record in a counters file
+ * (c_server/lib/stats.h) inside `view`. */
+typedef struct C1mCounters {
+    PyObject_HEAD
+    long long pid, state, open, accepted, closed, slow, lines, pongs, oversized,
+        accept_errors, pushed;
+    struct c1m_stats_worker *rec;  /* in view.buf; NULL when detached */
+    Py_buffer view;                /* valid while rec != NULL */
+} C1mCounters;
+
 /* At the entry of every C callback that touches Python (see GIL above). */
 #define C1M_ASSERT_GIL() assert(PyGILState_Check())
 
@@ -177,6 +192,10 @@ PyObject *c1m_server_create(C1mLoop *lp, PyObject *factory, const char *host, in
                             int rcvbuf);
 void c1m_server_detach(C1mServer *s);
 void c1m_server_call_state(C1mLoop *lp, C1mServer *s, PyObject *paused);
+
+/* counters_type.c */
+extern PyType_Spec c1m_counters_spec;
+void c1m_counters_publish(C1mCounters *c);   /* no Python code runs; no-op when detached */
 
 /* timer_type.c */
 extern PyType_Spec c1m_handle_spec;

@@ -335,6 +335,35 @@ void c1m_conns_changed(C1mLoop *lp)
 
 /* ---- construction / teardown ------------------------------------------- */
 
+/* ---- counters publishing (counters_type.c) ------------------------------ */
+
+static void stop_publishing(C1mLoop *lp)
+{
+    if (lp->publish_timer && lp->cl)
+        (void)c1m_loop_timer_cancel(lp->cl, lp->publish_timer);
+    lp->publish_timer = 0;
+    Py_CLEAR(lp->publisher);
+}
+
+/* The C timer of publish_counters(): writes the record and re-arms, no Python
+ * code runs. ud is the loop (freed with its C timers), never the counters. */
+static void on_publish_tick(c1m_loop *cl, uint64_t timer_id, void *ud)
+{
+    C1mLoop *lp = ud;
+    (void)timer_id;
+    lp->publish_timer = 0;
+    if (!lp->publisher)
+        return;
+    c1m_counters_publish(lp->publisher);
+    lp->publish_timer = c1m_loop_timer(cl, lp->publish_ms, on_publish_tick, lp);
+    if (!lp->publish_timer) {
+        /* ENOMEM: the record goes stale and the harness sees the worker as
+         * not updating, which is the truth */
+        fprintf(stderr, "c1m: publish_counters: timer: %s: publishing stops\n", strerror(errno));
+        Py_CLEAR(lp->publisher);
+    }
+}
+
 static PyObject *loop_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     static char *kwlist[] = {"max_fds", "read_size", NULL};
@@ -431,6 +460,7 @@ static void loop_teardown(C1mLoop *lp)
         lp->hi_fd = 0;
         assert(lp->nconns == 0);   /* every open transport was in conns[] */
     }
+    stop_publishing(lp);
     C1mHandle *h;
     while ((h = lp->timers)) {   /* c1m_loop_free() below drops the C timers */
         c1m_handle_unlink(h);
@@ -485,6 +515,7 @@ static int loop_traverse(C1mLoop *lp, visitproc visit, void *arg)
     Py_VISIT(lp->exc_type);
     Py_VISIT(lp->exc_value);
     Py_VISIT(lp->exc_tb);
+    Py_VISIT(lp->publisher);
     for (C1mHandle *h = lp->timers; h; h = h->next)
         Py_VISIT(h);
     for (int s = 1; s < NSIG; s++)
@@ -505,6 +536,7 @@ static int loop_traverse(C1mLoop *lp, visitproc visit, void *arg)
  * the C loop is close()'s and dealloc's job (loop_teardown). */
 static int loop_clear(C1mLoop *lp)
 {
+    stop_publishing(lp);
     Py_CLEAR(lp->held_server);
     Py_CLEAR(lp->exc_handler);
     Py_CLEAR(lp->exc_type);
@@ -712,6 +744,47 @@ static PyObject *loop_call_at(C1mLoop *lp, PyObject *const *args, Py_ssize_t nar
         return NULL;
     /* (inf - now is inf, -inf - now is -inf: never NaN) */
     return schedule(lp, when - (double)c1m_now_ns() / 1e9, args + 1, nargs - 1);
+}
+
+/* publish_counters(): the C timer above, armed from Python */
+static PyObject *loop_publish_counters(C1mLoop *lp, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "publish_counters(counters, interval=0.05)");
+        return NULL;
+    }
+    double interval = 0.05;
+    if (nargs == 2 && get_time(args[1], "interval", &interval) < 0)
+        return NULL;
+    if (c1m_loop_check(lp) < 0)
+        return NULL;
+    if (args[0] == Py_None) {
+        stop_publishing(lp);
+        Py_RETURN_NONE;
+    }
+    if (!PyObject_TypeCheck(args[0], lp->st->CountersType)) {
+        PyErr_Format(PyExc_TypeError, "publish_counters: a c1m.Counters or None was expected, "
+                     "got %.200s", Py_TYPE(args[0])->tp_name);
+        return NULL;
+    }
+    if (!(interval >= 0.001 && interval <= 3600)) {
+        PyErr_SetString(PyExc_ValueError, "publish_counters: interval must be in 0.001..3600 s");
+        return NULL;
+    }
+    C1mCounters *c = (C1mCounters *)args[0];
+    if (!c->rec) {
+        PyErr_SetString(PyExc_ValueError, "publish_counters: the counters have no record "
+                        "(Counters.attach() first)");
+        return NULL;
+    }
+    stop_publishing(lp);
+    uint64_t id = c1m_loop_timer(lp->cl, interval * 1e3, on_publish_tick, lp);
+    if (!id)
+        return PyErr_SetFromErrno(PyExc_OSError);
+    lp->publisher = (C1mCounters *)Py_NewRef(c);
+    lp->publish_timer = id;
+    lp->publish_ms = interval * 1e3;
+    Py_RETURN_NONE;
 }
 
 static PyObject *loop_call_soon(C1mLoop *lp, PyObject *const *args, Py_ssize_t nargs)
@@ -973,6 +1046,10 @@ static PyMethodDef loop_methods[] = {
      "Listen on host:port and serve each connection with protocol_factory(). max_conns > 0 "
      "caps this loop's connections: the listener closes at the cap and re-opens below 90%. "
      "sndbuf/rcvbuf > 0 set SO_SNDBUF/SO_RCVBUF on accepted sockets."},
+    FAST("publish_counters", loop_publish_counters,
+         "publish_counters(counters, interval=0.05)\n--\n\nWrite the c1m.Counters' record "
+         "every interval seconds (0.001..3600) from a C timer, no Python code running; "
+         "None stops. The loop keeps a reference until then or close()."),
     {"set_exception_handler", C1M_METH(loop_set_exception_handler), METH_O,
      "set_exception_handler(handler)\n--\n\nhandler(loop, context) or None."},
     NOARGS("get_exception_handler", loop_get_exception_handler,

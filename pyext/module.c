@@ -41,7 +41,8 @@ static int c1m_exec(PyObject *m)
     if (add_type(m, &c1m_loop_spec, &st->LoopType) < 0 ||
         add_type(m, &c1m_server_spec, &st->ServerType) < 0 ||
         add_type(m, &c1m_transport_spec, &st->TransportType) < 0 ||
-        add_type(m, &c1m_handle_spec, &st->HandleType) < 0)
+        add_type(m, &c1m_handle_spec, &st->HandleType) < 0 ||
+        add_type(m, &c1m_counters_spec, &st->CountersType) < 0)
         return -1;
     /* call_soon returns the same type; asyncio calls it Handle */
     if (PyModule_AddObjectRef(m, "Handle", (PyObject *)st->HandleType) < 0)
@@ -62,8 +63,9 @@ static int c1m_exec(PyObject *m)
 }
 
 #define STATE_FIELDS(X)                                                                    \
-    X(LoopType) X(ServerType) X(TransportType) X(HandleType) X(s_connection_made)          \
-    X(s_data_received) X(s_eof_received) X(s_connection_lost) X(s_pause_writing)           \
+    X(LoopType) X(ServerType) X(TransportType) X(HandleType) X(CountersType)               \
+    X(s_connection_made) X(s_data_received) X(s_eof_received) X(s_connection_lost)         \
+    X(s_pause_writing)                                                                     \
     X(s_resume_writing) X(s_message) X(s_exception) X(s_protocol) X(s_transport)           \
     X(s_handle) X(s_server)
 

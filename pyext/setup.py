@@ -1,7 +1,7 @@
 """Build the c1m CPython extension.
 
 The sources are pyext/*.c plus the suite's own event-loop library
-(c_server/lib/loop.c, net.c, listener.c), compiled into the extension: one
+(c_server/lib/loop.c, net.c, listener.c, stats.c), compiled into the extension: one
 implementation for the C server, the client and Python. Paths are absolute
 (computed from this file) so setuptools keeps every object file inside its
 build directory.
@@ -17,7 +17,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LIB = os.path.normpath(os.path.join(HERE, "..", "c_server", "lib"))
-LIB_SOURCES = ["loop.c", "net.c", "listener.c"]
+LIB_SOURCES = ["loop.c", "net.c", "listener.c", "stats.c"]
 
 sources = sorted(glob.glob(os.path.join(HERE, "*.c"))) + [os.path.join(LIB, f) for f in LIB_SOURCES]
 depends = sorted(glob.glob(os.path.join(HERE, "*.h"))) + sorted(glob.glob(os.path.join(LIB, "*.h")))

@@ -6,7 +6,8 @@
  * little-endian. Each worker owns its record and publishes with a sequence
  * lock: seq is odd while the record is being written. A reader copies the
  * record and retries while seq is odd or changed. The C server writes on every
- * change (plain stores to shared memory); Python servers write from a timer.
+ * change (plain stores to shared memory); Python servers write from a timer
+ * (pyext's from the loop's C timer, with this code: pyext/counters_type.c).
  *
  * Versions: a new counter takes a reserved slot and keeps the version (a file
  * of an older writer reads 0 there; an older reader ignores it); the version

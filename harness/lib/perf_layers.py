@@ -132,10 +132,11 @@ LAYER_RULES = (
     ("u", r".+", r".*/python3[.\d]*/lib-dynload/[^/]*\.so$", CPYTHON),
 )
 # In our own binary / extension (the --ours-dso files): the counters writer
-# (libc1m's stats.c and c1m-server's publish timer) is its own layer; the rest
+# (libc1m's stats.c, c1m-server's publish timer, the extension's
+# c1m.Counters and its C timer) is its own layer; the rest
 # is libc1m when the symbol is in libc1m.a's list, else the server's or the
 # extension's own code.
-_OURS_COUNTERS = re.compile(r"^(?:c1m_stats_\w+|publish|on_publish_tick)$")
+_OURS_COUNTERS = re.compile(r"^(?:c1m_stats_\w+|publish|on_publish_tick|c1m_counters_publish)$")
 _COMPILED = [(w, re.compile("^(?:%s)$" % s) if s is not None else None,
               re.compile(d) if d is not None else None, layer) for w, s, d, layer in LAYER_RULES]
 _NO_RULE = object()

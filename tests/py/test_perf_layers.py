@@ -57,6 +57,7 @@ PY_UNRESOLVED = [(None, PY), ("_PyEval_EvalFrameDefault", PY)]
 OURS_LOOP = [("c1m_loop_run_once", SRV), ("main", SRV)]
 OURS_SERVER = [("on_accept", SRV), ("c1m_loop_run_once", SRV)]
 OURS_COUNTERS = [("c1m_stats_begin", SRV), ("publish", SRV), ("on_publish_tick", SRV)]
+EXT_COUNTERS = [("c1m_counters_publish", EXT), ("c1m_loop_run_once", EXT)]  # pyext's C timer
 EXT_GLUE = [("transport_write", EXT), ("_PyEval_EvalFrameDefault", PY)]
 EXT_LOOP = [("c1m_loop_run_once", EXT), ("loop_run_forever", EXT)]
 UVLOOP = [(None, UV), ("_PyEval_EvalFrameDefault", PY)]
@@ -136,6 +137,7 @@ class TestClassify(unittest.TestCase):
         self.assertEqual(self.layer(OURS_LOOP), (pl.LIBC1M, None))
         self.assertEqual(self.layer(OURS_SERVER), (pl.OURS, None))
         self.assertEqual(self.layer(OURS_COUNTERS), (pl.COUNTERS, None))
+        self.assertEqual(self.layer(EXT_COUNTERS), (pl.COUNTERS, None))
         self.assertEqual(self.layer(EXT_GLUE), (pl.OURS, None))
         self.assertEqual(self.layer(EXT_LOOP), (pl.LIBC1M, None))
         self.assertEqual(self.layer(UVLOOP), (pl.LIBUV, None))

@@ -289,6 +289,130 @@ class TestArguments(unittest.TestCase):
         self.assertFalse(lp.remove_signal_handler(signal.SIGUSR2))
 
 
+class TestCounters(unittest.TestCase):
+    """c1m.Counters: the counters as C integers and their record in a
+    counters file (c_server/lib/stats.h), written by publish() and by the
+    loop's C timer (publish_counters), with no Python code running."""
+    RECORD = struct.Struct("<16Q")   # seq pid state open accepted closed slow lines pongs
+    #                                  oversized accept_errors updated_ns pushed reserved*3
+
+    def setUp(self):
+        import mmap
+        self.mm = mmap.mmap(-1, 64 + 2 * 128)
+        self.addCleanup(self.mm.close)
+
+    def record(self, i=1):
+        return self.RECORD.unpack_from(self.mm, 64 + 128 * i)
+
+    def test_publish_writes_the_record_under_its_seq(self):
+        c = c1m.Counters()
+        self.assertEqual((c.open, c.pushed, c.attached), (0, 0, False))
+        self.assertRaises(RuntimeError, c.publish)
+        c.attach(self.mm, 64 + 128)
+        self.assertTrue(c.attached)
+        c.pid, c.state, c.open, c.accepted, c.closed = 4242, 1, 3, 5, 2
+        c.slow, c.lines, c.pongs, c.oversized, c.accept_errors, c.pushed = 6, 7, 8, 9, 10, 11
+        c.open += 1
+        t0 = time.monotonic_ns()
+        c.publish()
+        r = self.record()
+        self.assertEqual(r[0], 2)   # even: written whole
+        self.assertEqual(r[1:11], (4242, 1, 4, 5, 2, 6, 7, 8, 9, 10))
+        self.assertGreaterEqual(r[11], t0)
+        self.assertLessEqual(r[11], time.monotonic_ns())
+        self.assertEqual(r[12:], (11, 0, 0, 0))
+        self.assertEqual(self.record(0), (0,) * 16)   # its neighbours untouched
+        c.accepted = -1   # a bug elsewhere: reads 0, like stats.py's clamp
+        c.publish()
+        self.assertEqual(self.record()[:5], (4, 4242, 1, 4, 0))
+        # py_server's reader sees the same record
+        from py_server import stats as pstats
+        rec = dict(zip(pstats.FIELDS, pstats.RECORD.unpack_from(self.mm, 64 + 128)))
+        self.assertEqual((rec["pid"], rec["pongs"], rec["pushed"]), (4242, 8, 11))
+        c.detach()
+        self.assertFalse(c.attached)
+        self.mm.close()   # nothing exported any more
+
+    def test_bad_arguments(self):
+        c = c1m.Counters()
+        self.assertRaises(TypeError, c1m.Counters, 3)
+        self.assertRaises(TypeError, c1m.Counters, cap=3)
+        self.assertRaises(TypeError, c.attach, self.mm)
+        self.assertRaises(TypeError, c.attach, self.mm, "64")
+        self.assertRaises(BufferError, c.attach, bytes(300), 64)   # not writable
+        for off in (-8, 65, 64 + 2 * 128 - 120, 1 << 40):
+            with self.assertRaisesRegex(ValueError, "offset"):
+                c.attach(self.mm, off)
+        self.assertRaises(OverflowError, setattr, c, "open", 1 << 64)
+        self.assertRaises(TypeError, setattr, c, "open", "1")
+        self.assertRaises(TypeError, delattr, c, "open")
+        self.assertFalse(c.attached)
+        self.mm.close()   # the failed attaches exported nothing
+
+    def test_the_loop_publishes_from_c_until_told_or_closed(self):
+        lp = c1m.Loop()
+        self.addCleanup(lp.close)
+        c = c1m.Counters()
+        self.assertRaises(TypeError, lp.publish_counters)
+        self.assertRaises(TypeError, lp.publish_counters, object())
+        self.assertRaisesRegex(ValueError, "no record", lp.publish_counters, c)
+        c.attach(self.mm, 64 + 128)
+        for bad in (0, 0.0001, 7200, float("nan"), float("inf")):
+            self.assertRaises(ValueError, lp.publish_counters, c, bad)
+        self.assertRaises(TypeError, lp.publish_counters, c, "0.01")
+        refs = sys.getrefcount(c)
+        lp.publish_counters(c, 0.01)
+        self.assertEqual(sys.getrefcount(c), refs + 1)
+        c.open = 7
+        lp.call_later(0.2, lp.stop)
+        t0 = time.monotonic_ns()
+        lp.run_forever()
+        seq, _, _, open_, *_rest = r = self.record()
+        self.assertEqual(open_, 7)
+        # ~20 publishes in 0.2 s (each adds 2 to seq), at least a few
+        self.assertGreaterEqual(seq, 2 * 5)
+        self.assertEqual(seq % 2, 0)
+        self.assertGreaterEqual(r[11], t0)
+        lp.publish_counters(None)   # stops, and gives the reference back
+        self.assertEqual(sys.getrefcount(c), refs)
+        lp.call_later(0.1, lp.stop)
+        lp.run_forever()
+        self.assertEqual(self.record()[0], seq)
+        lp.publish_counters(c, 0.01)
+        lp.close()                  # closing gives it back too
+        self.assertEqual(sys.getrefcount(c), refs)
+        self.assertRaises(RuntimeError, lp.publish_counters, None)
+
+    def test_a_detached_publisher_writes_nothing(self):
+        lp = c1m.Loop()
+        self.addCleanup(lp.close)
+        c = c1m.Counters()
+        c.attach(self.mm, 64)
+        lp.publish_counters(c, 0.005)
+        c.detach()   # (py_server's worker at its end) the timer goes on, writing nothing
+        self.mm.close()
+        lp.call_later(0.05, lp.stop)
+        lp.run_forever()
+
+    def test_subclass_with_slots_and_gc(self):
+        from py_server import loops
+        NC = loops.native_counters_type()
+        self.assertIsNotNone(NC)
+        n = NC(40)
+        n.open += 1
+        self.assertEqual((n.cap, n.resume_at, n.open), (40, -1, 1))
+        self.assertEqual(n.as_dict()["open"], 1)
+        seen = []
+        n.on_cap = lambda: seen.append(n)   # a cycle through a slot
+        n.at_cap()
+        n.attach(self.mm, 64)
+        self.assertEqual(seen, [n])
+        del n, seen
+        gc.collect()
+        self.assertEqual(count_type(NC), 0)
+        self.mm.close()   # the collected cycle released the buffer (else BufferError)
+
+
 class TestServerSlots(unittest.TestCase):
     """Each open Server holds a handler of the C loop until close() gives it
     back; the handler table grows (it once had 16 fixed slots: 14 servers)."""
