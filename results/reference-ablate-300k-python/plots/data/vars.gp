@@ -1,0 +1,10 @@
+contenders = 'uvloop asyncio-protocol asyncio-streams'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; none dropped; 12 other conditions in their own plots'
+ramp_runs = 'uvloop asyncio-protocol asyncio-streams'
+big_label = '300k'
+logx = 0
+has_bytes = 1
