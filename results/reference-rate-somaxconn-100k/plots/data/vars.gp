@@ -1,0 +1,10 @@
+contenders = 'c~tuned-net.core.somaxconn,rate=5000 c~tuned-net.core.somaxconn,rate=10000 c~tuned-net.core.somaxconn,rate=20000 c~tuned-net.core.somaxconn pyext~tuned-net.core.somaxconn,rate=5000 pyext~tuned-net.core.somaxconn,rate=10000 pyext~tuned-net.core.somaxconn,rate=20000 pyext~tuned-net.core.somaxconn uvloop~tuned-net.core.somaxconn,rate=5000 uvloop~tuned-net.core.somaxconn,rate=10000 uvloop~tuned-net.core.somaxconn,rate=20000 uvloop~tuned-net.core.somaxconn asyncio-protocol~tuned-net.core.somaxconn,rate=5000 asyncio-protocol~tuned-net.core.somaxconn,rate=10000 asyncio-protocol~tuned-net.core.somaxconn,rate=20000 asyncio-protocol~tuned-net.core.somaxconn asyncio-streams~tuned-net.core.somaxconn,rate=5000 asyncio-streams~tuned-net.core.somaxconn,rate=10000 asyncio-streams~tuned-net.core.somaxconn,rate=20000 asyncio-streams~tuned-net.core.somaxconn'
+disturbed = ''
+conditions = 'tuned-net.core.somaxconn,rate=5000 tuned-net.core.somaxconn,rate=10000 tuned-net.core.somaxconn,rate=20000 tuned-net.core.somaxconn'
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'c~tuned-net.core.somaxconn,rate=5000 c~tuned-net.core.somaxconn,rate=10000 c~tuned-net.core.somaxconn,rate=20000 c~tuned-net.core.somaxconn pyext~tuned-net.core.somaxconn,rate=5000 pyext~tuned-net.core.somaxconn,rate=10000 pyext~tuned-net.core.somaxconn,rate=20000 pyext~tuned-net.core.somaxconn uvloop~tuned-net.core.somaxconn,rate=5000 uvloop~tuned-net.core.somaxconn,rate=10000 uvloop~tuned-net.core.somaxconn,rate=20000 uvloop~tuned-net.core.somaxconn asyncio-protocol~tuned-net.core.somaxconn,rate=5000 asyncio-protocol~tuned-net.core.somaxconn,rate=10000 asyncio-protocol~tuned-net.core.somaxconn,rate=20000 asyncio-protocol~tuned-net.core.somaxconn asyncio-streams~tuned-net.core.somaxconn,rate=5000 asyncio-streams~tuned-net.core.somaxconn,rate=10000 asyncio-streams~tuned-net.core.somaxconn,rate=20000 asyncio-streams~tuned-net.core.somaxconn'
+big_label = '100k'
+logx = 0
+has_bytes = 1

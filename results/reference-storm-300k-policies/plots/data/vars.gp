@@ -1,0 +1,10 @@
+contenders = 'c~now c~backoff pyext~now pyext~backoff uvloop~now uvloop~backoff asyncio-protocol~now asyncio-protocol~backoff asyncio-streams~now'
+disturbed = ''
+conditions = 'now backoff'
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 1 of 10 runs dropped (inconsistent 1)'
+ramp_runs = 'c~now c~backoff pyext~now pyext~backoff uvloop~now uvloop~backoff asyncio-protocol~now asyncio-protocol~backoff asyncio-streams~now asyncio-streams~backoff:inconsistent'
+big_label = '300k'
+logx = 0
+has_bytes = 1

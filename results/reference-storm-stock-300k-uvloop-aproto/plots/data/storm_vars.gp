@@ -1,0 +1,14 @@
+sc_title = 'Reconnect storm: the server''s open connections after every server process was killed'
+sc_n = 1
+sc_cols = 1
+sc_title_1 = '300k, stock/backoff'
+sc_target_1 = 300000
+sc_k_1 = 2
+sc_f_1_1 = 'sc-1-1.dat'
+sc_c_1_1 = 'uvloop'
+sc_t_1_1 = 'uvloop (storm-timeout)'
+sc_d_1_1 = 1
+sc_f_1_2 = 'sc-1-2.dat'
+sc_c_1_2 = 'asyncio-protocol'
+sc_t_1_2 = 'asyncio-protocol (storm-timeout)'
+sc_d_1_2 = 1

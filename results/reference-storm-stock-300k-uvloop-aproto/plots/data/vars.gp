@@ -1,0 +1,10 @@
+contenders = ''
+disturbed = ''
+conditions = 'stock,backoff'
+dagger = '†'
+bars = ''
+dropped_note = 'ok runs only; 2 of 2 runs dropped (storm-timeout 2)'
+ramp_runs = 'uvloop~stock,backoff:storm-timeout asyncio-protocol~stock,backoff:storm-timeout'
+big_label = '300k'
+logx = 0
+has_bytes = 0
