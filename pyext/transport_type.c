@@ -210,11 +210,16 @@ static int append_output(C1mTransport *t, const char *p, size_t n)
     return 0;
 }
 
+/* One send(). MSG_EOR ends a record: the kernel appends no later write to
+ * this one's packet, so SO_SNDBUF bounds what a peer that stopped reading
+ * pins in the send queue (without it, small writes are appended to the last
+ * unsent packet unchecked, up to 17 of them: c1m-server's conn_send says
+ * more). */
 static ssize_t send_some(int fd, const char *p, size_t n)
 {
     ssize_t k;
     do
-        k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        k = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT | MSG_EOR);
     while (k < 0 && errno == EINTR);
     return k;
 }

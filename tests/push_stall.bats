@@ -327,6 +327,62 @@ fairness() {
     fairness asyncio-protocol "$PYTHON" -m py_server --loop asyncio --api protocol
 }
 
+# stalled_sendq NAME CMD...: 200 connections against the server CMD pushing 1 KiB
+# every 10 ms with its defaults (--sndbuf 4096: an 8,192-byte send buffer;
+# --max-pending 4096), every one stalled at the start of the hold, the
+# client's receive buffers at 128 KiB (tcp_rmem in the namespace, fixed: the
+# tuned profile's default without its autotuning), so that the queues fill
+# within ~2 s and the kernel's packet size goal is large (~51 KB, half the
+# peer's window: room for the 17 appends that a small window would cap).
+# Once the server has cut all 200 as slow (the closed sockets keep their
+# queues: the peer's window stays shut), the most any of its sockets holds:
+# MAXQ bytes of Send-Q, MAXW charged (skmem w).
+stalled_sendq() {
+    local name=$1; shift
+    RMEM_SAVED=$(in_ns sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')
+    in_ns sysctl -q -w net.ipv4.tcp_rmem="4096 131072 131072" >/dev/null
+    start_server "$STATS" "$@" --port 9330 --max-conns 200 --worker-conns 120 --push 1024 --push-every 0.01
+    start_client --connections 200 --workers 2 --port 9330 --hold inf --stall 1 --quiet
+    wait_for 30 client_said '^c1m-client: stalled 200 connections at [0-9]+ us$'
+    wait_for 30 stat_is "$STATS" slow 200
+    read -r NSOCK MAXQ MAXW < <(in_ns ss -tmnH state connected '( sport = :9330 )' | awk '
+        { for (i = 1; i <= NF; i++)
+              if ($i ~ /^skmem:\(/ && match($i, /[(,]w[0-9]+/)) { v = substr($i, RSTART + 2, RLENGTH - 2) + 0; if (v > w) w = v }
+          q = ""
+          if ($1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/) q = $2
+          else if ($2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/) q = $3
+          if (q != "") { n++; if (q + 0 > mq) mq = q + 0 } }
+        END { print n + 0, mq + 0, w + 0 }')
+    echo "# $name: $NSOCK server sockets left, the largest Send-Q $MAXQ B, skmem w $MAXW B" >&3
+    end_client || true
+}
+
+@test "a stalled peer pins at most c1m-server's send buffer (MSG_EOR), not 17 pushes of 1 KiB" {
+    need_ns
+    need_server_push
+    stalled_sendq c "$SERVER"
+    # the closed sockets still hold their queues: ss sees them
+    [ "$NSOCK" -ge 100 ]
+    # Without MSG_EOR: 17,408 B of Send-Q (17 pushes appended to one packet);
+    # with it but several waiting pushes in one send(): 33,793 B. The kernel
+    # checks SO_SNDBUF before each new packet, so the charge may pass it by
+    # one packet (~1.1 KB for a 1 KiB message).
+    [ "$MAXQ" -ge 1024 ] && [ "$MAXQ" -le 8192 ]
+    [ "$MAXW" -le $((8192 + 2048)) ]
+}
+
+@test "a stalled peer pins at most pyext's send buffer (MSG_EOR in c1m.Transport.write), not 17 pushes" {
+    need_ns
+    need_server_push
+    stalled_sendq pyext "$PYTHON" -m py_server --loop c1m --api protocol
+    [ "$NSOCK" -ge 100 ]
+    # Without MSG_EOR: 35,649 B of Send-Q. pyext's transport flushes what it
+    # buffered (at most --max-pending and a message) in one send(), one packet:
+    # up to 4 KiB more than c's one message per send().
+    [ "$MAXQ" -ge 1024 ] && [ "$MAXQ" -le $((8192 + 4096)) ]
+    [ "$MAXW" -le $((8192 + 4096 + 2048)) ]
+}
+
 # scenario_refuses SCENARIO KNOB=VALUE...: the scenario's check refuses the
 # setting, naming the knob (what bench.sh and run_one.sh call first).
 scenario_refuses() {
@@ -339,7 +395,7 @@ scenario_refuses() {
 
 @test "sendq-probe: what a never-reading peer pins in the server's send queue; bad flags exit 2 naming them" {
     need_ns
-    run "$C1M_ROOT/harness/sendq-probe" --conns 5 --sndbuf 4096 --rcvbuf 4096,0 --paced 0.01,0.5,2.5 --json
+    run "$C1M_ROOT/harness/sendq-probe" --conns 5 --sndbuf 4096 --rcvbuf 4096,0 --eor 0,1 --paced 0.01,0.5,2.5 --json
     assert_success
     run "$PYTHON" -c '
 import json, sys
@@ -347,6 +403,7 @@ j = json.loads(sys.argv[1])
 want = [" ".join(l.split("=", 1)[1].split()) for l in open(sys.argv[2])
         if l.split("=", 1)[0].strip() == "net.ipv4.tcp_rmem"]
 assert [j["profile"]["net.ipv4.tcp_rmem"]] == want, (j["profile"], want)
+assert sorted((r["rcvbuf_set"], r["eor"]) for r in j["results"]) == [(0, 0), (0, 1), (4096, 0), (4096, 1)]
 for r in j["results"]:
     assert len(r["sockets"]) == 5, r
     for s in r["sockets"]:
@@ -354,10 +411,12 @@ for r in j["results"]:
         # since is in its send queue or in the peer receive queue
         assert s["sndbuf"] == 8192 and s["sendq"] > 0 and s["peer_recvq"] > 0, s
         assert s["wmem_queued"] >= s["sendq"], s
+        if r["eor"]:    # each write its own packet: SO_SNDBUF bounds the queue
+            assert s["sendq"] <= 8192, (r["rcvbuf_set"], s)
 print("ok")' "$output" "$C1M_ROOT/harness/kernel-profile.conf"
     assert_output ok
     for bad in "--sndbuf x" "--rcvbuf -1" "--conns 0" "--conns 5,10" "--push 31" "--push 64,128" \
-               "--pause 0" "--paced 1,2" "--paced 0,1,1"; do
+               "--pause 0" "--paced 1,2" "--paced 0,1,1" "--eor 2"; do
         # shellcheck disable=SC2086
         run "$C1M_ROOT/harness/sendq-probe" $bad
         assert_failure 2

@@ -49,7 +49,6 @@
 #define PONG_BUF (C1M_PONG_LEN * 4096) /* 20 KiB of "pong\n" */
 #define PUBLISH_MS 50.0
 #define PUSH_TICK_MS 10.0
-#define PUSH_BUF 65536 /* messages formatted for one send() */
 
 enum {
     CONN_OPEN = 1,
@@ -79,11 +78,10 @@ struct pusher {
     struct pconn *pc;           /* max_fds entries; NULL without --push */
     size_t bytes;               /* message size */
     uint32_t seq_max;
-    size_t slots;               /* messages buf holds */
     uint64_t every_ns;          /* --push-every; 0: SIGUSR1 broadcasts only */
     uint64_t start_ns;          /* CLOCK_MONOTONIC start of the current interval */
     int cursor;                 /* paced: the next fd of this interval's sweep */
-    char *buf;                  /* PUSH_BUF bytes of formatted messages */
+    char *buf;                  /* one message, formatted for its send() */
 };
 
 struct counters {
@@ -192,20 +190,31 @@ static int conn_send(struct worker *w, int fd, int no_new)
             len = want < room ? want : room;
             kind = OUT_PONGS;
         } else if (p && p->pending && !no_new) {
-            size_t k = p->pending < ps->slots ? p->pending : ps->slots;
+            /* One message per send(), even with several waiting: with
+             * MSG_EOR each is then a packet of its own, and the kernel's
+             * SO_SNDBUF check sees every one. Several in one send() would
+             * share one packet unchecked: a held connection's pushes, sent
+             * together when ACKs made room, pinned 28 KB against an 8 KB
+             * buffer (tests/push_stall.bats). Only a backlogged connection
+             * ever has more than one waiting. */
             usec = c1m_realtime_us();
-            uint32_t seq = p->seq;
-            for (size_t i = 0; i < k; i++) {
-                seq = c1m_push_seq_next(seq, ps->seq_max);
-                c1m_push_format(ps->buf + i * ps->bytes, ps->bytes, seq, usec);
-            }
+            c1m_push_format(ps->buf, ps->bytes, c1m_push_seq_next(p->seq, ps->seq_max), usec);
             buf = ps->buf;
-            len = k * ps->bytes;
+            len = ps->bytes;
             kind = OUT_PUSH_NEW;
         } else {
             return 0;
         }
-        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+        /* MSG_EOR: this send ends a record, so the kernel appends no later
+         * write to its packet. Without it, writes behind a peer that stopped
+         * reading are appended to the queue's last unsent packet unchecked
+         * against SO_SNDBUF, up to its 17 page fragments: a stalled peer
+         * pinned 17 pushes (17 KiB of 1 KiB ones) against an 8 KiB send
+         * buffer. With it, a write past SO_SNDBUF meets EAGAIN and waits in
+         * our own count, which --max-pending bounds (harness/sendq-probe
+         * --eor 0,1 shows both). A reading peer's writes leave at once, each
+         * in its own packet either way. */
+        ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_EOR);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -227,14 +236,13 @@ static int conn_send(struct worker *w, int fd, int no_new)
                 p->pending--;
                 w->c.pushed++;
             }
-        } else {
-            size_t full = (size_t)n / ps->bytes, rest = (size_t)n % ps->bytes;
-            for (size_t i = 0; i < full + (rest > 0); i++)
-                p->seq = c1m_push_seq_next(p->seq, ps->seq_max);
-            p->pending -= (uint32_t)full;
-            w->c.pushed += full;
-            if (rest) { /* the rest of this one goes first next time, same stamp */
-                p->off = (uint16_t)rest;
+        } else { /* n > 0: this message's sequence number is spent */
+            p->seq = c1m_push_seq_next(p->seq, ps->seq_max);
+            if ((size_t)n == ps->bytes) {
+                p->pending--;
+                w->c.pushed++;
+            } else { /* the rest of it goes first next time, same stamp */
+                p->off = (uint16_t)n;
                 p->usec = usec;
             }
         }
@@ -483,15 +491,14 @@ static int push_setup(struct worker *w)
     struct pusher *ps = &w->push;
     ps->bytes = (size_t)cfg->push_bytes;
     ps->seq_max = c1m_push_seq_max(ps->bytes);
-    ps->slots = PUSH_BUF / ps->bytes;
     ps->every_ns = (uint64_t)(cfg->push_every * 1e9);
     ps->pc = calloc((size_t)w->max_fds, sizeof(*ps->pc));
-    ps->buf = malloc(ps->slots * ps->bytes);
+    ps->buf = malloc(ps->bytes);
     if (!ps->pc || !ps->buf) {
         perror("c1m-server: push tables");
         return -1;
     }
-    c1m_push_fill(ps->buf, ps->bytes, ps->slots);
+    c1m_push_fill(ps->buf, ps->bytes, 1);
     if (c1m_loop_signal(w->loop, SIGUSR1, on_push_signal, w) < 0) {
         perror("c1m-server: signalfd (SIGUSR1)");
         return -1;
