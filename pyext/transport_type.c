@@ -196,9 +196,15 @@ static int append_output(C1mTransport *t, const char *p, size_t n)
         o->off = 0;
     }
     if (o->len + n > o->cap) {
-        size_t cap = o->cap ? o->cap : 4096;
-        while (cap < o->len + n)
-            cap *= 2;
+        /* Grow by a quarter, to what is needed rounded up to 1 KiB: a
+         * connection held at --max-pending keeps ~5 KiB here, and doubling
+         * from 4 KiB gave it 8 KiB of heap (a stalled peer's userspace cost,
+         * README "What a busy connection costs"). Geometric, so a large
+         * backlog still costs amortized O(1) copies per byte. */
+        size_t need = (o->len + n + 1023) & ~(size_t)1023;
+        size_t cap = o->cap + o->cap / 4;
+        if (cap < need)
+            cap = need;
         char *d = realloc(o->data, cap);
         if (!d)
             return -1;

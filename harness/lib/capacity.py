@@ -315,8 +315,14 @@ def bound_backlog(basis, sockets):
                          % basis.name)
         total += rq
         text += " + tcp_rmem max %d (the client's receive queue)" % rq
-    return total, ("configured bound, not a measurement: %s = %d B, the most a stalled peer "
-                   "holds before the slow cut" % (text, total))
+    # c1m-server and pyext end each send() with MSG_EOR, so the kernel holds
+    # the send buffer and at most one packet more; a transport without it
+    # (asyncio, uvloop) lets small writes pile onto the last unsent packet
+    # past SO_SNDBUF (README "What a busy connection costs").
+    return total, ("configured bound, not a measurement: %s = %d B, what a stalled peer "
+                   "holds before the slow cut when each write is its own packet (MSG_EOR: c, "
+                   "pyext; asyncio's and uvloop's transports let up to 17 small writes pass "
+                   "SO_SNDBUF)" % (text, total))
 
 
 def stall_backlog(basis, sockets, given=None):
