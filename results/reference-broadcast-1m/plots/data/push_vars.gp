@@ -1,0 +1,2 @@
+bc_series = 'floor c pyext'
+lat_series = 'floor c pyext'
