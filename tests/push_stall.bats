@@ -588,6 +588,11 @@ for r in rows:
     assert r["stall_end"] in ("cut", "steady", "wait", "oom-guard"), name
     assert r["stall_tcp_mem_bytes_per_stalled"] > 0, (name, r.get("stall_tcp_mem_bytes_per_stalled"))
     assert r["stall_user_bytes_per_stalled"] >= 0 and r["stall_ss_s"] >= 0, name
+    # MemAvailable before the stall and its low during the phase (KiB), and
+    # what the machine lost per stalled connection
+    assert r["stall_avail0_kib"] > 0 and 0 < r["stall_avail_min_kib"] <= r["stall_avail0_kib"], name
+    assert r["stall_avail_drop_bytes_per_stalled"] == \
+        (r["stall_avail0_kib"] - r["stall_avail_min_kib"]) * 1024 // r["stalled"], name
     assert r["stall_ss_sockets"] >= 2000 - r["stall_cut"] - 1, name
     assert r["stall_sendq_bytes_per_stalled"] >= 0 and r["stall_wmem_bytes_per_stalled"] >= 0, name
     assert 0 <= r["stall_cut"] <= 2000, name

@@ -31,10 +31,17 @@ Where each figure comes from (README.md "Capacity planning"):
   machine's own use (--reserve; default MemTotal - MemAvailable when the run
   started, meta.json).
 - backlog per stalled connection: the stall scenario's measured columns
-  (harness/lib/scenarios/stall.sh): stall_wmem_bytes_per_stalled (else
-  stall_sendq_bytes_per_stalled) + stall_user_bytes_per_stalled for a server
-  machine, stall_tcp_mem_bytes_per_stalled + stall_user_bytes_per_stalled for
-  this machine (both ends); without them
+  (harness/lib/scenarios/stall.sh). This machine (both ends):
+  stall_avail_drop_bytes_per_stalled, the MemAvailable it lost, which counts
+  what the sockets are charged, the server's userspace and the 32 KiB page
+  fragments that a held line keeps in memory with the lines around it. A server
+  machine: its share of that, the kernel part scaled by the server sockets'
+  part of the charge (stall_wmem_bytes_per_stalled /
+  stall_tcp_mem_bytes_per_stalled; the pinned pages split as the bytes held
+  do, an estimate), plus stall_user_bytes_per_stalled. Runs from before that
+  column: the charge alone, stall_wmem_bytes_per_stalled (else
+  stall_sendq_bytes_per_stalled) or stall_tcp_mem_bytes_per_stalled, plus
+  stall_user_bytes_per_stalled, which undercounts (said so). Without them
   --stall-backlog BYTES, else the configured bound of the run's server (an upper
   bound, not a measurement; see bound_backlog()).
 
@@ -330,7 +337,20 @@ def stall_backlog(basis, sockets, given=None):
     if given is not None:
         return given, "--stall-backlog %d B (given)" % given
     user = basis.get("stall_user_bytes_per_stalled")
-    # a server with remote peers: its sockets' send-queue memory (ss skmem w), else
+    lost = basis.get("stall_avail_drop_bytes_per_stalled")
+    both, wmem = basis.get("stall_tcp_mem_bytes_per_stalled"), basis.get("stall_wmem_bytes_per_stalled")
+    if lost is not None and sockets == 2:
+        return max(lost, 0), "measured: stall_avail_drop_bytes_per_stalled %.0f (MemAvailable lost)" % lost
+    if lost is not None and user is not None and both and wmem is not None:
+        # the server's share of the pages held: its sockets' part of the charge
+        share = min(max(wmem, 0) / both, 1.0)
+        kern = max(lost - max(user, 0), 0)
+        return kern * share + max(user, 0), (
+            "estimated: (stall_avail_drop_bytes_per_stalled %.0f - user %.0f) x the server sockets' "
+            "part of the charge (stall_wmem %.0f / stall_tcp_mem %.0f = %.3f) + "
+            "stall_user_bytes_per_stalled %.0f" % (lost, user, wmem, both, share, user))
+    # runs from before the MemAvailable column: what the sockets were charged. A
+    # server with remote peers: its sockets' send-queue memory (ss skmem w), else
     # their Send-Q bytes; this machine: the namespace's TCP memory (both ends)
     kcol = "stall_tcp_mem_bytes_per_stalled"
     if sockets == 1:
@@ -339,8 +359,10 @@ def stall_backlog(basis, sockets, given=None):
             kcol = "stall_sendq_bytes_per_stalled"
     kern = basis.get(kcol)
     if kern is not None and user is not None:
-        return max(kern, 0) + max(user, 0), "measured: %s %.0f + stall_user_bytes_per_stalled %.0f" % (
-            kcol, kern, user)
+        return max(kern, 0) + max(user, 0), (
+            "measured: %s %.0f + stall_user_bytes_per_stalled %.0f (what the sockets were charged: "
+            "the run predates stall_avail_drop_bytes_per_stalled, so the page fragments the held lines "
+            "keep in memory are not counted: an undercount)" % (kcol, kern, user))
     b, txt = bound_backlog(basis, sockets)
     return b, "no stall measurement in the run (no stall_*_bytes_per_stalled columns): %s" % txt
 

@@ -17,7 +17,8 @@ validation run will write its results (OUT=DIR; bench.sh accepts a directory
 without a runs.csv); --check DIR compares it with the runs there: idle, the
 connections open when the guard stopped the ramp; with --stall (the stall
 scenario stalls its fraction only once the whole tier is open), a bracket: a
-tier 10% below the prediction must hold, one 10% above must be stopped.
+tier 10% below the prediction must hold with its stalled queues full (stall_end
+cut or steady), one 10% above must be stopped.
 """
 import json
 import math
@@ -36,6 +37,9 @@ SLAB_SYS = "/sys/kernel/slab"
 SOCKET_CACHES = ("TCP", "sock_inode_cache", "filp", "dentry", "eventpoll_epi", "eventpoll_pwq")
 PREDICTION_FILE = "capacity-prediction.json"
 CHECK_TOLERANCE = 0.10
+# A stall run that held counts only if its stalled queues got as full as they
+# get: every stalled connection cut as slow at its bound, or nothing moving.
+FILLED_ENDS = ("cut", "steady")
 # The validation run's client connect rate (connections/s): the client checks
 # MemAvailable on a 100 ms tick, so it opens at most RATE/10 past the floor.
 GUARD_RATE = 5000
@@ -136,11 +140,12 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
         hi = int(math.ceil(n * 1.1 / step)) * step
         sndbuf = "0" if basis_sndbuf(b) == 0 else "default"
         lines.append("  run it (root; two tiers bracketing the prediction: %s must hold, %s must "
-                     "trip the guard; MEM_GUARD_MIB only lets bench.sh's pre-run estimate pass):"
+                     "trip the guard; MEM_GUARD_MIB only lets bench.sh's pre-run estimate pass; "
+                     "the reference's push, so the stalled queues fill as they did there):"
                      % (label_of(lo), label_of(hi)))
-        lines.append("    sudo make bench SCENARIO=stall STALL=%g STALL_SNDBUF=%s TIERS=%s,%s CONTENDERS=%s "
+        lines.append("    sudo make bench SCENARIO=stall STALL=%g STALL_SNDBUF=%s%s TIERS=%s,%s CONTENDERS=%s "
                      "MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 HOLD=1 QUIET_MAX=120 OUT=%s" % (
-                         stall, sndbuf, label_of(lo), label_of(hi), contender, floor, out))
+                         stall, sndbuf, basis_push(b), label_of(lo), label_of(hi), contender, floor, out))
     else:
         tier = max(1000, int(math.ceil(n * 1.5 / 1000.0)) * 1000)
         lines.append("  run it (root; the tier is 1.5x the prediction; MEM_GUARD_MIB only lets bench.sh's "
@@ -168,6 +173,18 @@ def basis_sndbuf(basis):
     """The run's server --sndbuf: the stall scenario's stall_sndbuf, else server_cmd's."""
     v = basis.get("stall_sndbuf")
     return v if v is not None else server_flag(basis.first_ok("server_cmd"), "--sndbuf")
+
+
+def basis_push(basis):
+    """The reference run's push as bench.sh knobs: the backlog a stalled
+    connection reached depends on how fast it was fed and for how long, so the
+    validation run must push as the reference did (bench.sh's defaults differ)."""
+    knobs = []
+    for knob, col in (("STALL_PUSH_BYTES", "stall_push_bytes_cfg"), ("STALL_PUSH_EVERY", "stall_push_every_s")):
+        v = basis.first_ok(col)
+        if v is not None:
+            knobs.append(" %s=%s" % (knob, v))
+    return "".join(knobs)
 
 
 def guard_stopped(r):
@@ -259,9 +276,15 @@ def check_stall(out_dir, pred, model, rows):
         tier = num(r.get("tier"))
         stopped = cellmod.status_of(r) == "oom-guard"
         ratio = tier / p
+        end = runstore.cell(r.get("stall_end")) or "-"
+        held = "held" if end in FILLED_ENDS else "did not fill (stall_end %s): proves nothing" % end
         lines.append("  %s %s (%.2f x predicted): %s (%s, stall_end %s)" % (
-            contender, label_of(tier), ratio, "stopped by the guard" if stopped else "held",
-            cellmod.status_of(r), runstore.cell(r.get("stall_end")) or "-"))
+            contender, label_of(tier), ratio, "stopped by the guard" if stopped else held,
+            cellmod.status_of(r), end))
+        if not stopped and end not in FILLED_ENDS:
+            # still filling (wait) or a dead server: it neither held the
+            # predicted load nor was stopped by it
+            continue
         if ratio <= 1 - CHECK_TOLERANCE:
             below += 1
             if stopped:

@@ -193,3 +193,4 @@ is_cpu_list() {
 tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
 mem_available_mib() { awk '/^MemAvailable:/{print int($2/1024)}' /proc/meminfo; }
+mem_available_kib() { awk '/^MemAvailable:/{print $2}' /proc/meminfo; }

@@ -192,7 +192,7 @@ def push_section(run_dir, cells, settings):
 
 
 STALL_COLS = ["tier", "condition", "contender", "status", "stalled", "ended", "phase s",
-              "kernel B/stalled", "server user B/stalled", "Send-Q B/stalled",
+              "kernel B/stalled", "server user B/stalled", "MemAvailable B/stalled", "Send-Q B/stalled",
               "skmem w B/stalled", "cut as slow", "first cut s", "last cut s",
               "TCP mem peak MiB", "ss s"]
 
@@ -206,7 +206,7 @@ def stall_section(run_dir, cells, settings):
         table.append([c.label, c.condition or "-", c.contender, c.status_text(),
                       f("stalled"), "/".join(ends), f("stall_phase_s", "%.0f"),
                       f("stall_tcp_mem_bytes_per_stalled"), f("stall_user_bytes_per_stalled"),
-                      f("stall_sendq_bytes_per_stalled"), f("stall_wmem_bytes_per_stalled"),
+                      f("stall_avail_drop_bytes_per_stalled"), f("stall_sendq_bytes_per_stalled"), f("stall_wmem_bytes_per_stalled"),
                       f("stall_cut"), f("stall_cut_first_s", "%.1f"),
                       f("stall_cut_last_s", "%.1f"),
                       f("stall_tcp_mem_peak_kib", "%.0f", 1 / 1024), f("stall_ss_s", "%.1f")])
@@ -222,7 +222,11 @@ def stall_section(run_dir, cells, settings):
            "filling at the end; `oom-guard` MemAvailable under the floor. kernel: the peak of "
            "the namespace's sockstat TCP `mem` pages minus before the stall, x 4096, per "
            "stalled connection (both ends: the client's receive queue too). server user: "
-           "peak RssAnon growth. Send-Q, skmem w: `ss -tmn` summed over the server's sockets "
+           "peak RssAnon growth. MemAvailable: what the machine lost, MemAvailable just before "
+           "the stall minus its low during the phase, per stalled connection; above kernel + "
+           "user when the lines held for stalled peers share the sending task's 32 KiB page "
+           "fragments with lines to reading peers, which then stay in memory too "
+           "(harness/README.md, Scenario stall). Send-Q, skmem w: `ss -tmn` summed over the server's sockets "
            "once at the end (cut connections still draining in FIN-WAIT included). first/"
            "last cut: seconds from the stall to the first / last slow close (10 Hz counter "
            "samples). %s marks figures of runs the memory guard stopped: what an unbounded "

@@ -231,6 +231,25 @@ class TestStallBacklog(Fixture):
         b, txt = capacity.stall_backlog(self.basis(d2), 1)
         self.assertEqual(b, 62000)
         self.assertIn("stall_wmem_bytes_per_stalled 60000", txt)
+        self.assertIn("an undercount", txt)
+
+    def test_memavailable_lost_wins_over_the_charge(self):
+        # 10,000 B charged per stalled peer (both ends), 2,000 of it the server's
+        # sockets, 1,000 B of server userspace; the machine lost 81,000 B each:
+        # the page fragments the held lines keep in memory
+        d = os.path.join(self.dir, "stall-avail")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
+                 stall_tcp_mem_bytes_per_stalled=10000, stall_wmem_bytes_per_stalled=2000,
+                 stall_sendq_bytes_per_stalled=1500, stall_user_bytes_per_stalled=1000,
+                 stall_avail_drop_bytes_per_stalled=81000)
+        b, txt = capacity.stall_backlog(self.basis(d), 2)
+        self.assertEqual(b, 81000)
+        self.assertIn("MemAvailable lost", txt)
+        # remote peers: the server's share, (81,000 - 1,000) x 2,000 / 10,000 + 1,000
+        b, txt = capacity.stall_backlog(self.basis(d), 1)
+        self.assertEqual(b, 17000)
+        self.assertIn("estimated", txt)
 
     def test_stall_sndbuf_0_column_gives_the_autotuned_bound(self):
         d = os.path.join(self.dir, "stall0")
@@ -323,7 +342,7 @@ class TestGuard(Fixture):
         os.makedirs(ref)
         self.add(ref, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
                  stall_tcp_mem_bytes_per_stalled=1000000, stall_user_bytes_per_stalled=0,
-                 condition="stall=0.1-sndbuf0")
+                 stall_push_bytes_cfg=1024, stall_push_every_s=0.05, condition="stall=0.1-sndbuf0")
         # 8000 x 0.75 + 10 + 0.1 x 1,000,000 = 106,010 B per connection, 1 MiB per process.
         # Budget 1000 MiB = 1,048,576,000: N = 9,782 takes 1,036,989,820 + 11 MiB
         # (11,534,336) = 1,048,524,156; 9,783 adds 106,010 and does not fit.
@@ -335,7 +354,16 @@ class TestGuard(Fixture):
                                            sys_dir=self.fake_sys())
         self.assertEqual(n, 9782)
         # 0.9 x and 1.1 x, two significant digits, outward
-        self.assertIn("SCENARIO=stall STALL=0.1 STALL_SNDBUF=0 TIERS=8800,10800 CONTENDERS=c", out.getvalue())
+        # the reference's push: bench.sh's default (1 line a second) would not fill the queues
+        self.assertIn("SCENARIO=stall STALL=0.1 STALL_SNDBUF=0 STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.05 "
+                      "TIERS=8800,10800 CONTENDERS=c", out.getvalue())
+        # a run below that was still filling when its phase ended held nothing yet
+        self.add(val, tier=8800, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
+        self.add(val, tier=10800, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
+        rc, text, err = run_main("--check", val)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("c 8800 (0.90 x predicted): did not fill (stall_end wait): proves nothing", text)
+        self.assertIn("verdict: undecided", text)
         self.add(val, tier=8800, status="ok", stall_fraction=0.1, stall_end="steady")
         rc, text, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)

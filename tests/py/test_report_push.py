@@ -34,10 +34,11 @@ def push_run(contender, tier, repeat=1, status="ok", broadcast=0.5, p99=2.0):
                broadcast_server_s=0.1, broadcast_reached=tier)
 
 
-def stall_run(contender, tier, condition, status="ok", kernel=150000, user=2000):
+def stall_run(contender, tier, condition, status="ok", kernel=150000, user=2000, avail=1234567):
     return run(contender, tier, "stall", condition, status=status, stalled=tier // 10,
                stall_end="oom-guard" if status == "oom-guard" else "cut", stall_phase_s=30,
                stall_tcp_mem_bytes_per_stalled=kernel, stall_user_bytes_per_stalled=user,
+               stall_avail_drop_bytes_per_stalled=avail,
                stall_sendq_bytes_per_stalled=8192, stall_wmem_bytes_per_stalled=9000,
                stall_cut=tier // 10, stall_cut_first_s=20.5, stall_cut_last_s=29.0,
                stall_tcp_mem_peak_kib=40000, stall_ss_s=0.2,
@@ -101,6 +102,10 @@ class Report(unittest.TestCase):
         self.assertIn("every 0.5 s", text)
         line = [ln for ln in text.splitlines() if ln.startswith("| 2k | stall=0.1 | uvloop")][0]
         self.assertIn("700000" + rp.DOUBLE_DAGGER, line)
+        # what the machine lost, beside what the sockets were charged
+        line = [ln for ln in text.splitlines() if ln.startswith("| 2k | stall=0.1 | c")][0]
+        self.assertIn("| 150000 | 2000 | 1234567 | 8192 | 9000 |", line)
+        self.assertIn("MemAvailable: what the machine lost", text)
         self.assertIn("Runs the memory guard stopped", text)
         self.assertIn("uvloop 2k stall=0.1: stall: MemAvailable", text)
         line = [ln for ln in text.splitlines() if ln.startswith("| 2k | - | c | ok |")][0]

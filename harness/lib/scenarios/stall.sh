@@ -35,7 +35,20 @@
 #   stall_ss_s, stall_tcp_mem0_kib / _peak_kib / _end_kib, stall_orphans_end,
 #   stall_cut (connections the server closed as slow during the phase),
 #   stall_cut_first_s / stall_cut_last_s (stall until the first / last of them,
-#   from the 10 Hz ramp.csv samples), stall_push_bytes_cfg, stall_push_every_s.
+#   from the 10 Hz ramp.csv samples), stall_push_bytes_cfg, stall_push_every_s,
+#   stall_avail_drop_bytes_per_stalled (MemAvailable just before the stall minus
+#   its low during the phase, / stalled: what the machine lost, see below),
+#   stall_avail0_kib, stall_avail_min_kib.
+#
+# Why MemAvailable as well as sockstat: a socket is charged (sockstat mem, skmem
+# w) only the bytes copied into its skbs, but tcp_sendmsg copies them into the
+# sending task's page fragment, a 32 KiB compound page shared by whatever that
+# task sent next (skb_page_frag_refill, SKB_FRAG_PAGE_ORDER). A page goes back
+# only when every fragment in it is freed, so one line held for a stalled peer
+# keeps the lines sent to 30 reading peers around it, freed or not, in memory.
+# With 1 KiB pushes interleaved over many connections, the machine loses up to
+# 32x what the stalled sockets are charged (measured: 8x at 10% stalled, 24x at
+# 1%, results/reference-stall-100k), and only MemAvailable sees it.
 
 scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_WAIT STALL_STEADY; }
 scenario_needs() { echo push; }  # the servers push to the stalled readers
@@ -96,6 +109,7 @@ stall_sockstat() {
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
     local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak prev_mem prev_slow
+    local avail0 avail_kib avail_low
     local still=0 end=wait t_end
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
@@ -110,6 +124,7 @@ scenario_run() {
         R[stalled]=0 R[stall_end]=none
         return 0
     fi
+    avail0=$(mem_available_kib)
     kill -USR2 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return 0; }
     for ((i = 0; i < 600; i++)); do
         line=$(grep -m1 -E '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' "$log" 2>/dev/null) && break
@@ -121,15 +136,17 @@ scenario_run() {
     R[stalled]=$n
     log "$contender: $n connections stalled ($frac of each client worker's), the server pushing"
     t0=$(now_s)
-    mem_peak=${mem0:-0} rss_peak=${rss0:-0} prev_mem=-1 prev_slow=-1
+    mem_peak=${mem0:-0} rss_peak=${rss0:-0} prev_mem=-1 prev_slow=-1 avail_low=${avail0:-}
     echo "seconds,tcp_mem_pages,orphans,slow,server_rss_kib,mem_available_mib" > "$out/stall.csv"
     for ((i = 1; i <= wait; i++)); do
         sleep 1 & wait $!
         read -r mem orph <<<"$(stall_sockstat)"
         read -r rss _ <<<"$(rss_kib $pids)"
         slow=$(stat_get "$stats" slow)
-        avail=$(mem_available_mib)
+        avail_kib=$(mem_available_kib)
+        avail=${avail_kib:+$((avail_kib / 1024))}
         echo "$(elapsed "$t0" "$(now_s)"),${mem:-},${orph:-},${slow:-},${rss:-},${avail:-}" >> "$out/stall.csv"
+        [ -n "$avail_kib" ] && { [ -z "$avail_low" ] || [ "$avail_kib" -lt "$avail_low" ]; } && avail_low=$avail_kib
         [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
         [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
         if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then end=oom-guard; break; fi
@@ -155,6 +172,10 @@ scenario_run() {
     if [ "$n" -gt 0 ]; then
         R[stall_tcp_mem_bytes_per_stalled]=$(( (mem_peak - ${mem0:-0}) * 4096 / n ))
         R[stall_user_bytes_per_stalled]=$(( (rss_peak - ${rss0:-0}) * 1024 / n ))
+        if [ -n "$avail0" ] && [ -n "$avail_low" ]; then
+            R[stall_avail0_kib]=$avail0 R[stall_avail_min_kib]=$avail_low
+            R[stall_avail_drop_bytes_per_stalled]=$(( (avail0 - avail_low) * 1024 / n ))
+        fi
     fi
     [ -n "$slow0" ] && [ -n "${slow:-}" ] && R[stall_cut]=$((slow - slow0))
     stall_cut_times "$slow0" "$at_us"
@@ -162,7 +183,7 @@ scenario_run() {
     case $end in
         oom-guard)
             R[status]=oom-guard
-            R[note]="${R[note]:+${R[note]}; }stall: MemAvailable under ${min_avail} MiB after ${R[stall_phase_s]}s with $n stalled: the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * 4 / 1024 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B): unbounded"
+            R[note]="${R[note]:+${R[note]}; }stall: MemAvailable under ${min_avail} MiB after ${R[stall_phase_s]}s with $n stalled: the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * 4 / 1024 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
             log "$contender: ${R[note]}" ;;
         server-died)
             scenario_fail "a server process died during the stall phase" server-died ;;
