@@ -470,6 +470,15 @@ if [ -s "$out/disturb.jsonl" ]; then
 fi
 causes=()
 [ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")
+# The kernel's machine-wide TCP memory limit (net.ipv4.tcp_mem): a run that met
+# it had its socket buffers clamped and, past the hard limit, connections
+# killed, so its timings, drops and memory are the limit's, not the
+# contender's. Seen at 1M with pushes: 2M sockets' per-socket reservations
+# alone pass the 2.2 GiB this kernel sizes tcp_mem to on 24 GiB.
+while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_mem_counters "$ns")
+if [ "${R[tcp_mem_pressures]:-0}" -gt 0 ] || [ "${R[tcp_abort_on_memory]:-0}" -gt 0 ]; then
+    causes+=("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: $(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem 2>/dev/null) pages): TCPMemoryPressures ${R[tcp_mem_pressures]:-?}, TCPAbortOnMemory ${R[tcp_abort_on_memory]:-?}")
+fi
 unset 'R[disturbed]'
 [ "$GATE" = timeout ] && causes+=("started after the quiet gate timed out (${quiet_max}s): $GATE_CAUSE")
 # No disturbance figure (the sampler failed): the run is not proven quiet.

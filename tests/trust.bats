@@ -9,11 +9,13 @@ load helpers
 load_bats_libs
 
 setup() {
-    RUN_PID='' BURN_PID='' PENDING_NS=''
+    RUN_PID='' BURN_PID='' PENDING_NS='' TCP_MEM_WAS=''
     OUT=$BATS_TEST_TMPDIR/run
 }
 
 teardown() {
+    # the host's tcp_mem as it was, whatever the test did (it is machine-wide)
+    [ -z "$TCP_MEM_WAS" ] || echo "$TCP_MEM_WAS" > /proc/sys/net/ipv4/tcp_mem
     stop_pid "$RUN_PID"
     stop_pid "$BURN_PID"          # timeout(1) passes the TERM on to its shell
     [ -z "$PENDING_NS" ] || ip netns del "$PENDING_NS" 2>/dev/null
@@ -123,6 +125,9 @@ gate() {
     healthy "${lines[5]}"
     run get flags
     assert_output ""
+    # the kernel's TCP memory limit was not met: the counters are there, at 0
+    run get tcp_mem_pressures tcp_abort_on_memory
+    assert_output $'0\n0'
     # where the kernel's share went: the caches that grew, the TCP socket's among them
     run get slab_growth
     [[ $output =~ (^|;)TCP=[0-9]+(;|$) ]] || { show; fail "slab_growth: '$output'"; }
@@ -157,6 +162,24 @@ gate() {
     # one CPU of two spinning: far above the 5% limit
     awk -v v="${lines[3]}" 'BEGIN{exit !(v > 20)}' || fail "outside_cpu_pct ${lines[3]}"
     healthy "${lines[4]}"
+}
+
+@test "trust: a run that meets the kernel's TCP memory limit (tcp_mem) is never ok, and says so" {
+    need_root
+    # tcp_mem is one setting for the whole machine, so the test lowers it for
+    # its run only and teardown puts it back. 2,000 connections with
+    # heartbeats take a page or more each; under 400 pages they pass the
+    # pressure threshold and the hard limit (each socket keeps its minimum,
+    # tcp_rmem[0]/tcp_wmem[0], so the heartbeats still go through).
+    TCP_MEM_WAS=$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem)
+    echo "100 200 400" > /proc/sys/net/ipv4/tcp_mem
+    run_one --quiet --hold 2 --quiet-max 0 --disturb-pct 100 2> "$OUT.err"
+    echo "$TCP_MEM_WAS" > /proc/sys/net/ipv4/tcp_mem; TCP_MEM_WAS=
+    run get status tcp_mem_pressures disturb_cause
+    [ "${lines[0]}" != ok ] || { show; fail "status ok under tcp_mem pressure"; }
+    [ "${lines[1]}" -gt 0 ] || { show; fail "tcp_mem_pressures ${lines[1]}"; }
+    [[ ${lines[2]} == *"the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: 100 200 400 pages)"* ]] \
+        || { show; fail "cause: ${lines[2]}"; }
 }
 
 # kill_in_hold COMM: start a run with a 10 s hold, kill -9 one worker process

@@ -107,6 +107,25 @@ netns_tcp_counters() {
         /proc/net/netstat 2>/dev/null
 }
 
+# netns_tcp_mem_counters NS: whether the run met the kernel's TCP memory limit,
+# as "column=value" lines (absolute, a fresh namespace starts at 0; a counter
+# this kernel lacks is left out). net.ipv4.tcp_mem is one limit for the whole
+# machine, not one per namespace; these counters are the namespace's own.
+#   tcp_mem_pressures     TCPMemoryPressures: a socket here found TCP memory over
+#                         tcp_mem's pressure threshold (buffers are then clamped)
+#   tcp_mem_pressure_ms   TCPMemoryPressuresChrono: time under pressure, counted
+#                         when the pressure ends
+#   tcp_abort_on_memory   TCPAbortOnMemory: connections the kernel killed for
+#                         memory (past tcp_mem's hard limit, or too many orphans)
+netns_tcp_mem_counters() {
+    ip netns exec "$1" awk '
+        BEGIN { n["TCPMemoryPressures"] = "tcp_mem_pressures"; n["TCPMemoryPressuresChrono"] = "tcp_mem_pressure_ms"
+                n["TCPAbortOnMemory"] = "tcp_abort_on_memory" }
+        $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
+                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
+        /proc/net/netstat 2>/dev/null
+}
+
 # netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).
 netns_tcp_inuse() { ip netns exec "$1" awk '$1=="TCP:"{print $3}' /proc/net/sockstat; }
 

@@ -25,9 +25,10 @@ COLUMNS = [
     "server_cpu_connect_s", "server_cpu_hold_pct", "machine_cpu_connect_pct",
     "machine_cpu_hold_pct", "client_cpu_run_s", "client_established", "client_failed",
     "client_failures", "connect_timeouts", "connect_p99_ms",
-    # the namespace's TCP counters after the ramp, and the accept queues sampled through it
+    # the namespace's TCP counters after the ramp (tcp_mem_*: at the run's end), and the
+    # accept queues sampled through it
     "listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
-    "syn_retrans", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
+    "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
     "acceptq_samples", "acceptq_listeners", "acceptq_max_per_listener",
     "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
     "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",

@@ -109,7 +109,7 @@ stall_sockstat() {
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
     local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak prev_mem prev_slow
-    local avail0 avail_kib avail_low
+    local avail0 avail_kib avail_low gone
     local still=0 end=wait t_end
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
@@ -150,7 +150,8 @@ scenario_run() {
         [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
         [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
         if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then end=oom-guard; break; fi
-        if ! kill -0 "$spid" 2>/dev/null || [ "$(pids_gone $workers)" -gt 0 ]; then end=server-died; break; fi
+        gone=$(pids_gone $workers)   # empty when a Ctrl-C killed the substitution
+        if ! kill -0 "$spid" 2>/dev/null || [ "${gone:-0}" -gt 0 ]; then end=server-died; break; fi
         if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
         # nothing moves: the queues are as full as they get
         if [ -n "$mem" ] && [ "$prev_mem" -ge 0 ] && [ "${slow:-0}" = "$prev_slow" ] \
