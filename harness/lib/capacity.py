@@ -42,7 +42,8 @@ Where each figure comes from (README.md "Capacity planning"):
   column: the charge alone, stall_wmem_bytes_per_stalled (else
   stall_sendq_bytes_per_stalled) or stall_tcp_mem_bytes_per_stalled, plus
   stall_user_bytes_per_stalled, which undercounts (said so). Without them
-  --stall-backlog BYTES, else the configured bound of the run's server (an upper
+  --stall-backlog BYTES, else the configured bound of the run's server (what the
+  sockets may be charged, not what the machine loses: see above; an upper
   bound, not a measurement; see bound_backlog()).
 
 Exit: 0 done, 1 no data (no runs; a contender asked for without an ok or
@@ -341,7 +342,12 @@ def stall_backlog(basis, sockets, given=None):
     both, wmem = basis.get("stall_tcp_mem_bytes_per_stalled"), basis.get("stall_wmem_bytes_per_stalled")
     if lost is not None and sockets == 2:
         return max(lost, 0), "measured: stall_avail_drop_bytes_per_stalled %.0f (MemAvailable lost)" % lost
-    if lost is not None and user is not None and both and wmem is not None:
+    if lost is not None and not (user is not None and both and wmem is not None):
+        # the server's share is unknown (ss gave nothing): all of it, an upper value
+        return max(lost, 0), ("measured: stall_avail_drop_bytes_per_stalled %.0f (MemAvailable lost, both "
+                              "ends: the server's share is unknown, the run has no stall_wmem/stall_tcp_mem "
+                              "figures; an upper value)" % lost)
+    if lost is not None:
         # the server's share of the pages held: its sockets' part of the charge
         share = min(max(wmem, 0) / both, 1.0)
         kern = max(lost - max(user, 0), 0)

@@ -274,7 +274,7 @@ def check_stall(out_dir, pred, model, rows):
     bad = []
     for r in sorted(runs, key=lambda r: num(r.get("tier"))):
         tier = num(r.get("tier"))
-        stopped = cellmod.status_of(r) == "oom-guard"
+        stopped = guard_stopped(r)
         ratio = tier / p
         end = runstore.cell(r.get("stall_end")) or "-"
         held = "held" if end in FILLED_ENDS else "did not fill (stall_end %s): proves nothing" % end

@@ -8,8 +8,9 @@ plotdata(run_dir, rows, data_dir):
                   and condition: median, error bars as in the tier plots
   push_latency    delivery latency p99 vs tier, the same way
   stall_memory    memory per stalled connection, stacked: kernel (the
-                  namespace's TCP buffer pages, both ends) and the server's
-                  userspace growth; per contender and variant at the largest
+                  namespace's TCP buffer pages, both ends), the server's
+                  userspace growth and what the machine lost beyond both
+                  (MemAvailable); per contender and variant at the largest
                   stall tier. Runs stopped by the memory guard (an unbounded
                   idiom: oom-guard) are drawn too, marked "(oom-guard)": what
                   they took before the guard stopped them is the finding.
@@ -96,25 +97,31 @@ def write_series(data_dir, prefix, series):
 
 
 def stall_bars(cells):
-    """[(label, kernel, user)] per contender and condition at the largest
-    tier with stall figures (oom-guard runs included, marked)."""
+    """[(label, kernel, user, beyond)] per contender and condition at the
+    largest tier with stall figures (oom-guard runs included, marked). beyond:
+    what the machine lost (MemAvailable) past kernel + user, the page fragments
+    the held lines keep; 0 when lost is not more, or was not measured."""
     have = [c for c in cells if stat(c, "stall_tcp_mem_bytes_per_stalled", True) is not None]
     if not have:
         return [], None
     big = max(c.tier for c in have)
+    top = [c for c in have if c.tier == big]
+    # a profile every bar shares ("file=NAME/") says nothing apart: left out of the labels
+    prefix = os.path.commonprefix([(c.condition or "") for c in top])
+    prefix = prefix[:prefix.rfind("/") + 1]
     out = []
-    for c in have:
-        if c.tier != big:
-            continue
+    for c in top:
         k = stat(c, "stall_tcp_mem_bytes_per_stalled", True)
         u = stat(c, "stall_user_bytes_per_stalled", True)
+        lost = stat(c, "stall_avail_drop_bytes_per_stalled", True)
         _, mark = runs_of(c, True)
-        label = "%s %s" % (c.contender, c.condition or "")
+        label = "%s %s" % (c.contender, (c.condition or "")[len(prefix):])
         if mark == DOUBLE_DAGGER:
             label += " (oom-guard)"
         elif mark:
             label += " " + mark
-        out.append((label.strip(), max(k[0], 0), max(u[0], 0) if u else 0))
+        kern, user = max(k[0], 0), max(u[0], 0) if u else 0
+        out.append((label.strip(), kern, user, max(lost[0] - kern - user, 0) if lost else 0))
     return out, big
 
 
@@ -134,8 +141,8 @@ def plotdata(run_dir, rows, data_dir):
     bars, big = stall_bars(stall)
     if bars:
         with open(os.path.join(data_dir, STALL_MEM + ".dat"), "w") as f:
-            f.write("# label kernel_bytes user_bytes (per stalled connection, medians)\n")
-            f.write("".join('"%s" %.0f %.0f\n' % b for b in bars))
+            f.write("# label kernel_bytes user_bytes beyond_bytes (per stalled connection, medians)\n")
+            f.write("".join('"%s" %.0f %.0f %.0f\n' % b for b in bars))
         lines.append("stall_label = %s" % gp_str(label_of(big)))
         plots.append(STALL_MEM)
     with open(os.path.join(data_dir, "push_vars.gp"), "w") as f:

@@ -1,6 +1,8 @@
 # stall_memory.gp - memory per stalled connection, stacked: kernel (the
-# namespace's TCP buffer pages, both ends) and the server's userspace growth,
-# per contender and condition at the largest stall tier (report_push.py).
+# namespace's TCP buffer pages, both ends), the server's userspace growth and
+# what the machine lost beyond both (MemAvailable: the 32 KiB page fragments
+# the held lines keep), per contender and condition at the largest stall tier
+# (report_push.py). The three stack to what the machine lost when it lost more.
 load gpdir.'/common.gp'
 load data.'/push_vars.gp'
 unset logscale x
@@ -15,7 +17,8 @@ set style fill solid 0.85 border -1
 set boxwidth 0.6
 set xtics rotate by -20 left
 set rmargin 16
-set bmargin 7
+set bmargin 8
 set key top left
 plot data.'/stall_memory.dat' using 2:xtic(1) title 'kernel: TCP buffers (sockstat mem, both ends)' lc rgb 0x4c72b0, \
-     '' using 3 title 'server userspace (RssAnon growth)' lc rgb 0xdd8452
+     '' using 3 title 'server userspace (RssAnon growth)' lc rgb 0xdd8452, \
+     '' using 4 title 'page fragments held (MemAvailable lost beyond both; 0: not measured)' lc rgb 0x55a868

@@ -250,6 +250,16 @@ class TestStallBacklog(Fixture):
         b, txt = capacity.stall_backlog(self.basis(d), 1)
         self.assertEqual(b, 17000)
         self.assertIn("estimated", txt)
+        # no ss figures (the server's share unknown): all of it, said to be an upper value
+        d2 = os.path.join(self.dir, "stall-avail-noss")
+        os.makedirs(d2)
+        self.add(d2, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
+                 stall_tcp_mem_bytes_per_stalled=10000, stall_user_bytes_per_stalled=1000,
+                 stall_avail_drop_bytes_per_stalled=81000)
+        b, txt = capacity.stall_backlog(self.basis(d2), 1)
+        self.assertEqual(b, 81000)
+        self.assertIn("the server's share is unknown", txt)
+        self.assertIn("an upper value", txt)
 
     def test_stall_sndbuf_0_column_gives_the_autotuned_bound(self):
         d = os.path.join(self.dir, "stall0")

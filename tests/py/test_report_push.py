@@ -85,9 +85,25 @@ class PlotData(unittest.TestCase):
         self.assertEqual(rp.plotdata(self.dir, rows, self.dir), [rp.STALL_MEM])
         with open(os.path.join(self.dir, "stall_memory.dat")) as f:
             bars = [ln for ln in f if not ln.startswith("#")]
-        self.assertEqual(bars, ['"c stall=0.1" 100000 2000\n',
-                                '"c stall=0.1-sndbuf0" 1600000 2000\n',
-                                '"asyncio-protocol stall=0.1-sndbuf0 (oom-guard)" 2000000 900000\n'])
+        # the third figure: lost (1,234,567) beyond kernel + user, never below 0
+        self.assertEqual(bars, ['"c stall=0.1" 100000 2000 1132567\n',
+                                '"c stall=0.1-sndbuf0" 1600000 2000 0\n',
+                                '"asyncio-protocol stall=0.1-sndbuf0 (oom-guard)" 2000000 900000 0\n'])
+
+
+    def test_stall_bars_leave_out_a_profile_every_bar_shares(self):
+        rows = [stall_run("c", 2000, "file=peer32k/stall=0.1"), stall_run("pyext", 2000, "file=peer32k/stall=0.01")]
+        rp.plotdata(self.dir, rows, self.dir)
+        with open(os.path.join(self.dir, "stall_memory.dat")) as f:
+            labels = [ln.split('"')[1] for ln in f if not ln.startswith("#")]
+        self.assertEqual(labels, ["c stall=0.1", "pyext stall=0.01"])
+        # two profiles: each bar keeps its own
+        rows.append(stall_run("c", 2000, "file=peer4k/stall=0.1"))
+        rp.plotdata(self.dir, rows, self.dir)
+        with open(os.path.join(self.dir, "stall_memory.dat")) as f:
+            labels = [ln.split('"')[1] for ln in f if not ln.startswith("#")]
+        self.assertIn("c file=peer4k/stall=0.1", labels)
+        self.assertIn("c file=peer32k/stall=0.1", labels)
 
 
 class Report(unittest.TestCase):

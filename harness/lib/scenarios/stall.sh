@@ -46,9 +46,12 @@
 # task sent next (skb_page_frag_refill, SKB_FRAG_PAGE_ORDER). A page goes back
 # only when every fragment in it is freed, so one line held for a stalled peer
 # keeps the lines sent to 30 reading peers around it, freed or not, in memory.
-# With 1 KiB pushes interleaved over many connections, the machine loses up to
-# 32x what the stalled sockets are charged (measured: 8x at 10% stalled, 24x at
-# 1%, results/reference-stall-100k), and only MemAvailable sees it.
+# With 1 KiB pushes interleaved over many connections, the machine loses many
+# times what the stalled sockets are charged, both ends (7-9x at 10% stalled,
+# 6-24x at 1%: results/reference-stall-100k-lost; 0.8x with every peer stalled:
+# reference-stall-pagefrag-5k), and only MemAvailable sees it. The figure is a
+# difference of machine-wide samples: whatever else takes memory meanwhile is
+# in it too, divided by the stalled count, so a small count makes it noisy.
 
 scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_WAIT STALL_STEADY; }
 scenario_needs() { echo push; }  # the servers push to the stalled readers

@@ -1,0 +1,2 @@
+bc_series = 'c uvloop'
+lat_series = 'c uvloop'

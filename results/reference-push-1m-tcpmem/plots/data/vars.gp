@@ -1,0 +1,10 @@
+contenders = 'uvloop'
+disturbed = 'c'
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 1 of 2 runs dropped (disturbed 1); † all runs disturbed'
+ramp_runs = 'c:disturbed uvloop'
+big_label = '1m'
+logx = 0
+has_bytes = 1
