@@ -86,10 +86,21 @@ slab_detail() {
     awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {printf "%s=%d ", $1, $2 * $4 / 1024}' /proc/slabinfo
 }
 
-# netns_tcp_counters NS: the namespace's TCP drop counters as "column=value"
-# lines (absolute: a fresh namespace starts at 0), from its /proc/net/netstat
-# (a line of TcpExt names, then one of values). A counter this kernel lacks is
-# left out (unknown, never a made-up 0).
+# netns_tcpext NS NAME=column...: the namespace's TcpExt counters NAME (from
+# its /proc/net/netstat: a line of names, then one of values) as
+# "column=value" lines, absolute (a fresh namespace starts at 0). A counter
+# this kernel lacks is left out (unknown, never a made-up 0).
+netns_tcpext() {
+    local ns=$1
+    shift
+    ip netns exec "$ns" awk -v want="$*" '
+        BEGIN { k = split(want, w, " "); for (i = 1; i <= k; i++) { split(w[i], p, "="); n[p[1]] = p[2] } }
+        $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
+                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
+        /proc/net/netstat 2>/dev/null
+}
+
+# netns_tcp_counters NS: the namespace's TCP drop counters (netns_tcpext).
 #   listen_overflows  ListenOverflows: accept queue full, the handshake's ACK (or SYN) dropped
 #   listen_drops      ListenDrops: every drop at a listener (the overflows included)
 #   reqq_full_drop    TCPReqQFullDrop: SYN queue full, SYN dropped (no syncookies)
@@ -98,19 +109,14 @@ slab_detail() {
 #   syn_retrans       TCPSynRetrans: SYNs and SYN-ACKs retransmitted (client and server
 #                     both live in the namespace: this one counter has both)
 netns_tcp_counters() {
-    ip netns exec "$1" awk '
-        BEGIN { n["ListenOverflows"] = "listen_overflows"; n["ListenDrops"] = "listen_drops"
-                n["TCPReqQFullDrop"] = "reqq_full_drop"; n["TCPReqQFullDoCookies"] = "reqq_full_cookies"
-                n["SyncookiesSent"] = "syncookies_sent"; n["TCPSynRetrans"] = "syn_retrans" }
-        $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
-                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
-        /proc/net/netstat 2>/dev/null
+    netns_tcpext "$1" ListenOverflows=listen_overflows ListenDrops=listen_drops \
+        TCPReqQFullDrop=reqq_full_drop TCPReqQFullDoCookies=reqq_full_cookies \
+        SyncookiesSent=syncookies_sent TCPSynRetrans=syn_retrans
 }
 
-# netns_tcp_mem_counters NS: whether the run met the kernel's TCP memory limit,
-# as "column=value" lines (absolute, a fresh namespace starts at 0; a counter
-# this kernel lacks is left out). net.ipv4.tcp_mem is one limit for the whole
-# machine, not one per namespace; these counters are the namespace's own.
+# netns_tcp_mem_counters NS: whether the run met the kernel's TCP memory limit
+# (netns_tcpext). net.ipv4.tcp_mem is one limit for the whole machine, not one
+# per namespace; these counters are the namespace's own.
 #   tcp_mem_pressures     TCPMemoryPressures: a socket here found TCP memory over
 #                         tcp_mem's pressure threshold (buffers are then clamped)
 #   tcp_mem_pressure_ms   TCPMemoryPressuresChrono: time under pressure, counted
@@ -118,12 +124,8 @@ netns_tcp_counters() {
 #   tcp_abort_on_memory   TCPAbortOnMemory: connections the kernel killed for
 #                         memory (past tcp_mem's hard limit, or too many orphans)
 netns_tcp_mem_counters() {
-    ip netns exec "$1" awk '
-        BEGIN { n["TCPMemoryPressures"] = "tcp_mem_pressures"; n["TCPMemoryPressuresChrono"] = "tcp_mem_pressure_ms"
-                n["TCPAbortOnMemory"] = "tcp_abort_on_memory" }
-        $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
-                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
-        /proc/net/netstat 2>/dev/null
+    netns_tcpext "$1" TCPMemoryPressures=tcp_mem_pressures TCPMemoryPressuresChrono=tcp_mem_pressure_ms \
+        TCPAbortOnMemory=tcp_abort_on_memory
 }
 
 # netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).
