@@ -1,0 +1,10 @@
+contenders = ''
+disturbed = 'c'
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 1 of 1 runs dropped (disturbed 1); † all runs disturbed'
+ramp_runs = 'c:disturbed'
+big_label = '1m'
+logx = 0
+has_bytes = 1
