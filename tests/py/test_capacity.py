@@ -191,6 +191,14 @@ class TestStallBacklog(Fixture):
     def basis(self, d=None):
         return capacity.bases_of(d or self.run, ["c"])[0][0]
 
+    def stall_dir(self, name, **cols):
+        """A results directory of one c run (8,000 B kernel, 10 B app per
+        connection) with the given stall columns."""
+        d = os.path.join(self.dir, name)
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, **cols)
+        return d
+
     def test_no_measurement_uses_the_configured_bound(self):
         b, txt = capacity.stall_backlog(self.basis(), 1)
         self.assertEqual(b, 2 * 4096 + 4096)
@@ -200,10 +208,7 @@ class TestStallBacklog(Fixture):
         self.assertEqual(capacity.stall_backlog(self.basis(), 2)[0], 12288 + 6291456)
 
     def test_bound_with_sndbuf_0_is_tcp_wmem_max(self):
-        d = os.path.join(self.dir, "snd0")
-        os.makedirs(d)
-        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
-                 server_cmd="/x/c1m-server --sndbuf 0 --max-pending=65536")
+        d = self.stall_dir("snd0", server_cmd="/x/c1m-server --sndbuf 0 --max-pending=65536")
         self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
         self.assertEqual(capacity.stall_backlog(self.basis(d), 1)[0], 4194304 + 65536)
         # unknown tcp_wmem: no figure is made up
@@ -212,22 +217,16 @@ class TestStallBacklog(Fixture):
             capacity.stall_backlog(self.basis(d), 1)
 
     def test_measured_columns_win(self):
-        d = os.path.join(self.dir, "stall")
-        os.makedirs(d)
-        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
-                 stall_sendq_bytes_per_stalled=50000, stall_tcp_mem_bytes_per_stalled=90000,
-                 stall_user_bytes_per_stalled=2000)
+        d = self.stall_dir("stall", stall_sendq_bytes_per_stalled=50000,
+                           stall_tcp_mem_bytes_per_stalled=90000, stall_user_bytes_per_stalled=2000)
         b, txt = capacity.stall_backlog(self.basis(d), 1)
         self.assertEqual(b, 52000)
         self.assertIn("measured", txt)
         self.assertEqual(capacity.stall_backlog(self.basis(d), 2)[0], 92000)
         self.assertEqual(capacity.stall_backlog(self.basis(d), 1, given=7)[0], 7)
         # the send queues' memory (ss skmem w) wins over their Send-Q bytes
-        d2 = os.path.join(self.dir, "stall2")
-        os.makedirs(d2)
-        self.add(d2, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
-                 stall_sendq_bytes_per_stalled=50000, stall_wmem_bytes_per_stalled=60000,
-                 stall_user_bytes_per_stalled=2000)
+        d2 = self.stall_dir("stall2", stall_sndbuf=0, stall_sendq_bytes_per_stalled=50000,
+                            stall_wmem_bytes_per_stalled=60000, stall_user_bytes_per_stalled=2000)
         b, txt = capacity.stall_backlog(self.basis(d2), 1)
         self.assertEqual(b, 62000)
         self.assertIn("stall_wmem_bytes_per_stalled 60000", txt)
@@ -237,12 +236,9 @@ class TestStallBacklog(Fixture):
         # 10,000 B charged per stalled peer (both ends), 2,000 of it the server's
         # sockets, 1,000 B of server userspace; the machine lost 81,000 B each:
         # the page fragments the held lines keep in memory
-        d = os.path.join(self.dir, "stall-avail")
-        os.makedirs(d)
-        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
-                 stall_tcp_mem_bytes_per_stalled=10000, stall_wmem_bytes_per_stalled=2000,
-                 stall_sendq_bytes_per_stalled=1500, stall_user_bytes_per_stalled=1000,
-                 stall_avail_drop_bytes_per_stalled=81000)
+        d = self.stall_dir("stall-avail", stall_tcp_mem_bytes_per_stalled=10000,
+                           stall_wmem_bytes_per_stalled=2000, stall_sendq_bytes_per_stalled=1500,
+                           stall_user_bytes_per_stalled=1000, stall_avail_drop_bytes_per_stalled=81000)
         b, txt = capacity.stall_backlog(self.basis(d), 2)
         self.assertEqual(b, 81000)
         self.assertIn("MemAvailable lost", txt)
@@ -251,21 +247,15 @@ class TestStallBacklog(Fixture):
         self.assertEqual(b, 17000)
         self.assertIn("estimated", txt)
         # no ss figures (the server's share unknown): all of it, said to be an upper value
-        d2 = os.path.join(self.dir, "stall-avail-noss")
-        os.makedirs(d2)
-        self.add(d2, kernel_bytes_per_conn=8000, user_bytes_per_conn=10,
-                 stall_tcp_mem_bytes_per_stalled=10000, stall_user_bytes_per_stalled=1000,
-                 stall_avail_drop_bytes_per_stalled=81000)
+        d2 = self.stall_dir("stall-avail-noss", stall_tcp_mem_bytes_per_stalled=10000,
+                            stall_user_bytes_per_stalled=1000, stall_avail_drop_bytes_per_stalled=81000)
         b, txt = capacity.stall_backlog(self.basis(d2), 1)
         self.assertEqual(b, 81000)
         self.assertIn("the server's share is unknown", txt)
         self.assertIn("an upper value", txt)
 
     def test_stall_sndbuf_0_column_gives_the_autotuned_bound(self):
-        d = os.path.join(self.dir, "stall0")
-        os.makedirs(d)
-        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
-                 condition="stall=0-sndbuf0")
+        d = self.stall_dir("stall0", stall_sndbuf=0, condition="stall=0-sndbuf0")
         self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
         b = capacity.bases_of(d, ["c"])[0][0]
         self.assertEqual(capacity.stall_backlog(b, 1)[0], 4194304 + 4096)
