@@ -26,7 +26,7 @@ RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
-       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT SCENARIO PROFILE RATE
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
@@ -65,6 +65,10 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             exceeds this % of the machine during the ramp or the hold is disturbed
   INIT_PCT=5                the same for PID 1 alone (this machine kind's fd scanner: its load
                             grows with the run's own fds: 16-21% of the machine at 1M here)
+  TCP_MEM=host              the machine-wide TCP memory limit (net.ipv4.tcp_mem) during each
+                            run, restored after it: host (as it is; a run that meets it is
+                            disturbed), auto (the machine's memory: 1M runs here meet the
+                            kernel's own) or LOW,PRESSURE,HIGH in pages. Local runs only
   SCENARIO=idle             what a run does after the hold: idle, or a harness/lib/scenarios/
                             NAME.sh (its own knobs: harness/README.md "Scenarios")
   PROFILE=tuned             comma list of kernel profiles, each run as its own condition:
@@ -116,6 +120,8 @@ read_settings() {
     in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
     in_range "$DISTURB_PCT" 0 100 || bad "DISTURB_PCT: expects 0..100 (% of the machine): $DISTURB_PCT"
     in_range "$INIT_PCT" 0 100 || bad "INIT_PCT: expects 0..100 (% of the machine): $INIT_PCT"
+    TCP_MEM=${TCP_MEM:-host}
+    tcp_mem_resolve "$TCP_MEM" || bad "TCP_MEM: $TCP_MEM_ERR"
     is_pos "$REPEAT" || bad "REPEAT: expects a count >= 1: $REPEAT"
     is_uint "$HOLD" || bad "HOLD: expects whole seconds: $HOLD"
     [ "$HEARTBEAT" = auto ] || is_uint "$HEARTBEAT" || bad "HEARTBEAT: expects whole seconds or auto: $HEARTBEAT"
@@ -218,6 +224,7 @@ read_placement() {
         [ "$APPLY_SYSCTL" = 0 ] || bad "APPLY_SYSCTL: only with HOSTS (a local run's namespace gets the profile)"
         return 0
     fi
+    [ "$TCP_MEM" = host ] || bad "TCP_MEM: local runs only (with HOSTS the server host's own limit holds): $TCP_MEM"
     [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
     [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
     [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
@@ -327,7 +334,7 @@ write_meta() {
         min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
         quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
-        scenario="$SCENARIO" profiles="$(IFS=,; echo "${PROFILES[*]}")" rates="$(IFS=,; echo "${RATES[*]}")" \
+        tcp_mem="$TCP_MEM" scenario="$SCENARIO" profiles="$(IFS=,; echo "${PROFILES[*]}")" rates="$(IFS=,; echo "${RATES[*]}")" \
         variants="$(IFS=,; echo "${VARIANTS[*]}")" "${SCENARIO_SETTINGS[@]}" \
         || say "warning: could not write meta.json"
 }
@@ -495,7 +502,7 @@ run_case() {
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --hosts "$OUT/hosts.json"
                 --meta "$OUT/hosts-meta.json" --ports "$PORTS")
     else
-        args+=(--port "$PORTS")
+        args+=(--port "$PORTS" --tcp-mem "$TCP_MEM")
         [ -n "${CPUS_SERVER:-}" ] && args+=(--server-cpus "$CPUS_SERVER")
         [ -n "${CPUS_CLIENT:-}" ] && args+=(--client-cpus "$CPUS_CLIENT")
     fi

@@ -32,7 +32,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
                   [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R]
-                  [--server-cpus LIST] [--client-cpus LIST]
+                  [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
   of its variants; --profile: the kernel profile (tuned, stock,
@@ -40,6 +40,8 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   --log FILE: append this script's messages and progress to FILE (not stderr)
   --port P|LO-HI: the server's port, or a range (the client spreads its connects over it)
   --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
+  --tcp-mem SPEC: the machine-wide net.ipv4.tcp_mem for this run, restored after it:
+  host (default: as it is), auto (the machine's memory) or LOW,PRESSURE,HIGH pages
 USAGE
     exit 2
 }
@@ -49,7 +51,7 @@ swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
 quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
-scenario=idle variant="" profile=tuned rate=0 server_cpus="" client_cpus=""
+scenario=idle variant="" profile=tuned rate=0 server_cpus="" client_cpus="" tcp_mem=host
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -77,6 +79,7 @@ while [ $# -gt 0 ]; do
         --rate) need_value "$@"; rate=$2; shift 2 ;;
         --server-cpus) need_value "$@"; server_cpus=$2; shift 2 ;;
         --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
+        --tcp-mem) need_value "$@"; tcp_mem=$2; shift 2 ;;
         -h|--help) usage ;;
         *) log "unknown flag: $1"; usage ;;
     esac
@@ -111,6 +114,7 @@ done
 # bounded: the gate adds to them in bash arithmetic (no overflow wrapping a bound negative)
 [ -z "$base_slab" ] || in_range "$base_slab" 0 999999999999 || { log "--baseline-slab-kib: expects KiB: $base_slab"; usage; }
 [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
+tcp_mem_resolve "$tcp_mem" || { log "--tcp-mem: $TCP_MEM_ERR"; usage; }
 in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
 scenario_load "$scenario" || { log "--scenario: unknown scenario '$scenario' (known: $(scenario_names | tr '\n' ' '))"; usage; }
 scenario_check || { log "(scenario $scenario)"; usage; }
@@ -172,6 +176,9 @@ R[gate]=$GATE R[gate_wait_s]=$GATE_WAIT_S
 [ "$GATE" = timeout ] && log "$contender: the machine did not get quiet in ${quiet_max}s (${GATE_CAUSE}): running anyway, marked disturbed"
 need_files=$((conns * 2 + 200000))
 ensure_at_least fs.file-max "$need_files"
+# The machine-wide TCP memory limit (--tcp-mem), and what the run ran under.
+[ -n "$TCP_MEM_VALUE" ] && set_global net.ipv4.tcp_mem "$TCP_MEM_VALUE"
+R[tcp_mem]=$(sysctl_get net.ipv4.tcp_mem)
 netns_create "$ns"
 R[netns]=$ns
 echo "$ns" > "$out/netns"
@@ -477,7 +484,7 @@ causes=()
 # alone pass the 2.2 GiB this kernel sizes tcp_mem to on 24 GiB.
 while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_mem_counters "$ns")
 if [ "${R[tcp_mem_pressures]:-0}" -gt 0 ] || [ "${R[tcp_abort_on_memory]:-0}" -gt 0 ]; then
-    causes+=("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: $(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem 2>/dev/null) pages): TCPMemoryPressures ${R[tcp_mem_pressures]:-?}, TCPAbortOnMemory ${R[tcp_abort_on_memory]:-?}")
+    causes+=("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: ${R[tcp_mem]} pages$([ "$tcp_mem" != host ] && echo ", set for this run by --tcp-mem $tcp_mem")): TCPMemoryPressures ${R[tcp_mem_pressures]:-?}, TCPAbortOnMemory ${R[tcp_abort_on_memory]:-?}")
 fi
 unset 'R[disturbed]'
 [ "$GATE" = timeout ] && causes+=("started after the quiet gate timed out (${quiet_max}s): $GATE_CAUSE")

@@ -42,6 +42,11 @@ teardown() {
     check_sanitizer_logs
 }
 
+# tcp_mem_now: the host's net.ipv4.tcp_mem, single spaces; tcp_mem_up: a
+# TCP_MEM value one page above it in each threshold (LOW,PRESSURE,HIGH)
+tcp_mem_now() { sysctl -n net.ipv4.tcp_mem | tr -s ' \t' ' '; }
+tcp_mem_up() { tcp_mem_now | awk '{printf "%d,%d,%d\n", $1 + 1, $2 + 1, $3 + 1}'; }
+
 need_suite() {
     need_root
     [ -f "$BATS_FILE_TMPDIR/bench.rc" ] || fail "the shared suite did not run"
@@ -50,11 +55,12 @@ need_gnuplot() {
     command -v gnuplot >/dev/null || skip "needs gnuplot (apt-get install gnuplot-nox; make test installs it)"
 }
 
-# The profile's keys and fs.file-max as "key=value" lines, from the host.
+# The profile's keys, fs.file-max and net.ipv4.tcp_mem as "key=value" lines,
+# from the host.
 host_sysctls() {
     local k
     for k in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
-               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max; do
+               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max net.ipv4.tcp_mem; do
         echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"
     done
 }
@@ -234,13 +240,17 @@ PY
     # Job control: bench.sh gets its own process group and, unlike a plain
     # background job, does not ignore SIGINT - like a ^C on a terminal.
     set -m
+    # TCP_MEM: the run sets the machine-wide tcp_mem (each threshold one page
+    # up: harmless), which the ^C must put back
+    want=$(tcp_mem_up)
     (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
-        PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_TEST_TMPDIR/int.log" 2>&1 &
+        TCP_MEM="$want" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_TEST_TMPDIR/int.log" 2>&1 &
     BENCH_PID=$!
     set +m
     wait_for 40 in_hold "$out" || fail "never reached the hold: $(cat "$BATS_TEST_TMPDIR/int.log")"
     ns=$(cat "$out"/runs/*/netns)
     ip netns list | grep -q "^$ns\b" || fail "namespace $ns not there during the run"
+    [ "$(tcp_mem_now)" = "${want//,/ }" ] || fail "the run did not set tcp_mem to $want: $(tcp_mem_now)"
     kill -INT -- "-$BENCH_PID"                   # the whole group, as the terminal does
     rc=0; wait "$BENCH_PID" || rc=$?
     pgid=$BENCH_PID BENCH_PID=
@@ -328,7 +338,7 @@ PY
     stop_bench_with hup HUP group
 }
 
-@test "kill -9 of run_one.sh: bench.sh sees it at once, removes what it left (a raised fs.file-max too), says so" {
+@test "kill -9 of run_one.sh: bench.sh sees it at once, removes what it left (a raised fs.file-max and a set tcp_mem too), says so" {
     need_root
     # Lower fs.file-max under what a 3k run needs (2 x 3000 + 200000): the run
     # raises it, and only its saved state can put it back after a kill -9.
@@ -337,9 +347,11 @@ PY
     FILE_MAX_SAVED=$(sysctl -n fs.file-max)
     sysctl -q -w fs.file-max=204000
     before=$(host_sysctls)
+    tcp_mem_was=$(tcp_mem_now) want=$(tcp_mem_up)
     out=$BATS_TEST_TMPDIR/kill-run
-    start_bench "$out" TIERS=3k
+    start_bench "$out" TIERS=3k TCP_MEM="$want"
     [ "$(sysctl -n fs.file-max)" = 206000 ] || fail "the run did not raise fs.file-max: $(sysctl -n fs.file-max)"
+    [ "$(tcp_mem_now)" = "${want//,/ }" ] || fail "the run did not set tcp_mem to $want: $(tcp_mem_now)"
     kill -KILL "$RUN_PID"
     # noticed at once, not after the 60 s hold
     wait_for 30 exited "$BENCH_PID" || fail "bench.sh still waiting: $(cat "$out.log")"
@@ -351,6 +363,7 @@ PY
     assert_output --partial "removed what run_one.sh (pid $RUN_PID) left: namespace $RUN_NS deleted"
     assert_output --partial "counters file /dev/shm/c1m-run-$RUN_PID.stats removed"
     assert_output --partial "fs.file-max restored to 204000"
+    assert_output --partial "net.ipv4.tcp_mem restored to $tcp_mem_was"
     run cut -d, -f5 "$out/runs.csv"
     assert_line harness-error
     grep -q "run_one.sh was killed (signal 9)" "$out/runs.csv"

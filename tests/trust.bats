@@ -55,7 +55,13 @@ burner_started() { [ -n "$(cat "/proc/$BURN_PID/task/$BURN_PID/children" 2>/dev/
     assert_failure 2
     assert_output --partial "--baseline-tcp-objs"
     [ ! -e "$OUT" ]
-    for knob in QUIET_MAX=x QUIET_CPU_PCT=200 DISTURB_PCT=-1; do
+    for bad in x 1,2 1,2,3,4 3,2,1 0,1,2 1,,2 1,2,3, -1,2,3 auto,1; do
+        run env BUILD="$C1M_BUILD" "$C1M_ROOT/harness/run_one.sh" --contender c --conns 10 --out "$OUT" --tcp-mem "$bad"
+        assert_failure 2
+        assert_output --partial "--tcp-mem: expects"
+    done
+    [ ! -e "$OUT" ]
+    for knob in QUIET_MAX=x QUIET_CPU_PCT=200 DISTURB_PCT=-1 TCP_MEM=1,2 TCP_MEM=huge; do
         run env "$knob" TIERS=2k BUILD="$C1M_BUILD" "$C1M_ROOT/harness/bench.sh"
         assert_failure 2
         assert_output --partial "${knob%%=*}:"
@@ -126,8 +132,8 @@ gate() {
     run get flags
     assert_output ""
     # the kernel's TCP memory limit was not met: the counters are there, at 0
-    run get tcp_mem_pressures tcp_abort_on_memory
-    assert_output $'0\n0'
+    run get tcp_mem_pressures tcp_abort_on_memory tcp_mem
+    assert_output "0"$'\n'"0"$'\n'"$(sysctl -n net.ipv4.tcp_mem | tr -s ' \t' ' ')"
     # where the kernel's share went: the caches that grew, the TCP socket's among them
     run get slab_growth
     [[ $output =~ (^|;)TCP=[0-9]+(;|$) ]] || { show; fail "slab_growth: '$output'"; }
@@ -164,22 +170,39 @@ gate() {
     healthy "${lines[4]}"
 }
 
-@test "trust: a run that meets the kernel's TCP memory limit (tcp_mem) is never ok, and says so" {
+@test "trust: a run that meets the kernel's TCP memory limit (tcp_mem) is never ok, and says so; --tcp-mem sets it for the run only" {
     need_root
-    # tcp_mem is one setting for the whole machine, so the test lowers it for
-    # its run only and teardown puts it back. 2,000 connections with
-    # heartbeats take a page or more each; under 400 pages they pass the
-    # pressure threshold and the hard limit (each socket keeps its minimum,
-    # tcp_rmem[0]/tcp_wmem[0], so the heartbeats still go through).
+    # tcp_mem is one setting for the whole machine: the run lowers it for
+    # itself (--tcp-mem) and must put it back (teardown does too, should the
+    # harness not). 2,000 connections with heartbeats take a page or more
+    # each; under 400 pages they pass the pressure threshold and the hard
+    # limit (each socket keeps its minimum, tcp_rmem[0]/tcp_wmem[0], so the
+    # heartbeats still go through).
     TCP_MEM_WAS=$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem)
-    echo "100 200 400" > /proc/sys/net/ipv4/tcp_mem
-    run_one --quiet --hold 2 --quiet-max 0 --disturb-pct 100 2> "$OUT.err"
-    echo "$TCP_MEM_WAS" > /proc/sys/net/ipv4/tcp_mem; TCP_MEM_WAS=
-    run get status tcp_mem_pressures disturb_cause
+    run_one --quiet --hold 2 --quiet-max 0 --disturb-pct 100 --tcp-mem 100,200,400 2> "$OUT.err"
+    [ "$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem)" = "$TCP_MEM_WAS" ] \
+        || fail "tcp_mem not restored: $(cat /proc/sys/net/ipv4/tcp_mem), was $TCP_MEM_WAS"
+    TCP_MEM_WAS=
+    grep -q "setting net.ipv4.tcp_mem from .* to 100 200 400 for this run" "$OUT.err" || { show; fail "not said"; }
+    run get status tcp_mem_pressures disturb_cause tcp_mem
     [ "${lines[0]}" != ok ] || { show; fail "status ok under tcp_mem pressure"; }
     [ "${lines[1]}" -gt 0 ] || { show; fail "tcp_mem_pressures ${lines[1]}"; }
-    [[ ${lines[2]} == *"the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: 100 200 400 pages)"* ]] \
+    [[ ${lines[2]} == *"the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: 100 200 400 pages, set for this run by --tcp-mem 100,200,400)"* ]] \
         || { show; fail "cause: ${lines[2]}"; }
+    [ "${lines[3]}" = "100 200 400" ] || { show; fail "tcp_mem column: ${lines[3]}"; }
+}
+
+@test "trust: --tcp-mem auto sets the machine's memory in pages for the run, and puts the host's back" {
+    need_root
+    TCP_MEM_WAS=$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem)
+    local pages
+    pages=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 / $(getconf PAGESIZE) ))
+    run_one --quiet --hold 1 --quiet-max 0 --disturb-pct 100 --tcp-mem auto 2> "$OUT.err"
+    [ "$(tr -s '\t ' ' ' < /proc/sys/net/ipv4/tcp_mem)" = "$TCP_MEM_WAS" ] \
+        || fail "tcp_mem not restored: $(cat /proc/sys/net/ipv4/tcp_mem), was $TCP_MEM_WAS"
+    TCP_MEM_WAS=
+    run get tcp_mem tcp_mem_pressures
+    assert_output "$pages $pages $pages"$'\n'"0"
 }
 
 # kill_in_hold COMM: start a run with a 10 s hold, kill -9 one worker process

@@ -36,36 +36,90 @@ netns_delete() {
     ip netns del "$1" 2>/dev/null || true
 }
 
-# Global (not per-namespace) settings a run may need to raise: the original
-# value is written to the run's state (orphans.sh) before raising, so it is
-# restored on exit, and by the next bench.sh even after a kill -9.
-# ensure_at_least KEY MIN
+# Global (not per-namespace) settings a run changes: the original value is
+# written to the run's state (orphans.sh) before the change, so it is restored
+# on exit, and by the next bench.sh even after a kill -9. A value is a number
+# or a vector of them (net.ipv4.tcp_mem: "LOW PRESSURE HIGH"), read with single
+# spaces (sysctl_get); the state file keeps a vector's numbers joined by commas.
 declare -A _C1M_GLOBAL_SAVED=()
-ensure_at_least() {
-    local key=$1 min=$2 cur
-    cur=$(sysctl -n "$key")
-    [ "$cur" -ge "$min" ] && return 0
+
+# sysctl_get KEY: KEY's value, a vector's numbers separated by single spaces
+# (sysctl -n separates them with tabs).
+sysctl_get() {
+    local v
+    v=$(sysctl -n "$1" 2>/dev/null) || return 1
+    tr -s '\t ' ' ' <<<"$v"
+}
+
+# set_global KEY VALUE: KEY set to VALUE for this run (restored on exit).
+set_global() {
+    local key=$1 want=$2 cur
+    cur=$(sysctl_get "$key") || die "cannot read $key"
+    [ "$cur" = "$want" ] && return 0
     if [ -z "${_C1M_GLOBAL_SAVED[$key]:-}" ]; then
         _C1M_GLOBAL_SAVED[$key]=$cur
     else
-        cur=${_C1M_GLOBAL_SAVED[$key]}
+        cur=${_C1M_GLOBAL_SAVED[$key]}    # the host's value, not an earlier setting of ours
     fi
-    state_put "sysctl.$key" "$cur $min"
-    on_exit restore_global "$key" "$cur" "$min"
-    log "raising $key from $cur to $min for this run (restored on exit)"
-    sysctl -q -w "$key=$min" >/dev/null || die "cannot raise $key"
+    state_put "sysctl.$key" "${cur// /,} ${want// /,}"
+    on_exit restore_global "$key" "$cur" "$want"
+    log "setting $key from $cur to $want for this run (restored on exit)"
+    sysctl -q -w "$key=$want" >/dev/null || die "cannot set $key to $want"
+}
+
+# ensure_at_least KEY MIN: a single-number KEY raised to MIN if it is lower.
+ensure_at_least() {
+    local cur
+    cur=$(sysctl_get "$1") || die "cannot read $1"
+    [ "$cur" -ge "$2" ] || set_global "$1" "$2"
 }
 
 # restore_global KEY ORIG SET: put KEY back to ORIG if it still holds SET, the
-# value we raised it to; a different value means someone changed it since
-# (another run raised it further): left alone, and said.
+# value we set; a different value means someone changed it since (another run
+# raised it further): left alone, and said. ORIG and SET: numbers separated by
+# spaces or commas.
 restore_global() {
-    local cur
-    cur=$(sysctl -n "$1" 2>/dev/null) || return 1
-    if [ "$cur" = "$3" ]; then
-        sysctl -q -w "$1=$2" >/dev/null
-    elif [ "$cur" != "$2" ]; then
-        log "note: $1 is $cur, not the $3 this run set: left as is (not restored to $2)"
+    local cur orig=${2//,/ } set=${3//,/ }
+    cur=$(sysctl_get "$1") || return 1
+    if [ "$cur" = "$set" ]; then
+        sysctl -q -w "$1=$orig" >/dev/null
+    elif [ "$cur" != "$orig" ]; then
+        log "note: $1 is $cur, not the $set this run set: left as is (not restored to $orig)"
         return 1
     fi
+}
+
+# tcp_mem_resolve SPEC: TCP_MEM_VALUE, the net.ipv4.tcp_mem a run sets ("LOW
+# PRESSURE HIGH", in pages), or "" for SPEC host (the machine's own, left as
+# is). The limit is machine-wide: no namespace has a copy of its own.
+#   host              leave it (a run that meets it is disturbed, naming it)
+#   auto              all three at the machine's memory (MemTotal in pages): the
+#                     kernel then never clamps TCP buffers before the machine is
+#                     out of memory, and the run's MemAvailable guard stops first
+#   LOW,PRESSURE,HIGH pages, 1 <= LOW <= PRESSURE <= HIGH
+# 1 with TCP_MEM_ERR (the reason) for any other SPEC.
+tcp_mem_resolve() {
+    local kib page l p h extra
+    TCP_MEM_VALUE="" TCP_MEM_ERR=""
+    case $1 in
+        host) return 0 ;;
+        auto)
+            kib=$(awk '/^MemTotal:/ {print $2}' /proc/meminfo)
+            page=$(getconf PAGESIZE)
+            in_range "${kib:-x}" 1 999999999999 && in_range "${page:-x}" 1024 1048576 \
+                || { TCP_MEM_ERR="cannot read MemTotal and the page size"; return 1; }
+            l=$((kib * 1024 / page))
+            TCP_MEM_VALUE="$l $l $l"
+            return 0 ;;
+    esac
+    IFS=, read -r l p h extra <<<"$1"
+    if [ -n "${extra:-}" ] || [[ $1 == *, ]] || ! in_range "${l:-x}" 1 999999999999 \
+        || ! in_range "${p:-x}" 1 999999999999 || ! in_range "${h:-x}" 1 999999999999; then
+        TCP_MEM_ERR="expects host, auto or LOW,PRESSURE,HIGH in pages (three whole numbers >= 1): $1"
+        return 1
+    fi
+    l=$((10#$l)) p=$((10#$p)) h=$((10#$h))
+    [ "$l" -le "$p" ] && [ "$p" -le "$h" ] \
+        || { TCP_MEM_ERR="expects LOW <= PRESSURE <= HIGH: $1"; return 1; }
+    TCP_MEM_VALUE="$l $p $h"
 }

@@ -105,6 +105,14 @@ ns_remove() {
     fi
 }
 
+# sysctl_numbers V: a value the state may hold: 1-4 numbers joined by commas.
+sysctl_numbers() {
+    local n ns
+    IFS=, read -r -a ns <<<"$1"
+    [ ${#ns[@]} -ge 1 ] && [ ${#ns[@]} -le 4 ] && [[ $1 != *, && $1 != *,,* ]] || return 1
+    for n in "${ns[@]}"; do in_range "$n" 0 999999999999999999 || return 1; done
+}
+
 # orphans_clean_run DIR: remove what the run of state directory DIR left.
 # Returns 2 (touching nothing) when that run is alive and so is its parent: a
 # concurrent run, not an orphan. A run whose bench.sh is gone is asked to stop
@@ -136,9 +144,8 @@ orphans_clean_run() {
         [ -f "$f" ] || continue
         key=${f##*/sysctl.}
         read -r orig set < "$f"
-        [[ $key =~ ^[a-z0-9_.-]+$ ]] && in_range "${orig:-x}" 0 999999999999999999 \
-            && in_range "${set:-x}" 0 999999999999999999 || continue
-        restore_global "$key" "$orig" "$set" && ORPHAN_REPORT+=("$key restored to $orig")
+        [[ $key =~ ^[a-z0-9_.-]+$ ]] && sysctl_numbers "${orig:-x}" && sysctl_numbers "${set:-x}" || continue
+        restore_global "$key" "$orig" "$set" && ORPHAN_REPORT+=("$key restored to ${orig//,/ }")
     done
     rm -rf "$dir"
     return 0

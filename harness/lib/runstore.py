@@ -25,10 +25,11 @@ COLUMNS = [
     "server_cpu_connect_s", "server_cpu_hold_pct", "machine_cpu_connect_pct",
     "machine_cpu_hold_pct", "client_cpu_run_s", "client_established", "client_failed",
     "client_failures", "connect_timeouts", "connect_p99_ms",
-    # the namespace's TCP counters after the ramp (tcp_mem_*: at the run's end), and the
-    # accept queues sampled through it
+    # the namespace's TCP counters after the ramp (tcp_mem_*: at the run's end; tcp_mem:
+    # the machine-wide limit the run ran under), and the accept queues sampled through it
     "listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
-    "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
+    "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "tcp_mem",
+    "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
     "acceptq_samples", "acceptq_listeners", "acceptq_max_per_listener",
     "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
     "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",
@@ -44,8 +45,8 @@ COLUMNS = [
 TEXT_COLUMNS = {
     "contender", "tier_label", "status", "scenario", "profile", "variant", "condition", "client_failures", "slab_caches", "slab_growth", "ramp_file", "acceptq_max_per_listener",
     "run_dir", "note", "gate", "outside_top", "disturb_cause", "health", "flags",
-    # ports ("9000-9015"), CPU lists ("0" or "0-1") and host names stay text too
-    "port", "ports", "server_cpus", "client_cpus", "hosts",
+    # ports ("9000-9015"), CPU lists ("0" or "0-1"), host names and tcp_mem stay text too
+    "port", "ports", "server_cpus", "client_cpus", "hosts", "tcp_mem",
 }
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
