@@ -332,6 +332,7 @@ R[slab_caches]=$(slab_detail | tr ' ' ';')
 slab_save "$out/slabinfo-full.txt"
 [ "$n" -gt 0 ] && R[slab_growth]=$(slab_growth "$out/slabinfo-idle.txt" "$out/slabinfo-full.txt" "$n")
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
+R[sockstat_tcp_mem_kib]=$(tcp_mem_kib)
 # The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
 while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
 

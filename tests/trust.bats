@@ -134,6 +134,9 @@ gate() {
     # the kernel's TCP memory limit was not met: the counters are there, at 0
     run get tcp_mem_pressures tcp_abort_on_memory tcp_mem
     assert_output "0"$'\n'"0"$'\n'"$(sysctl -n net.ipv4.tcp_mem | tr -s ' \t' ' ')"
+    # and what the kernel counted against it with all open (machine-wide, KiB)
+    run get sockstat_tcp_mem_kib
+    [[ $output =~ ^[0-9]+$ ]] || { show; fail "sockstat_tcp_mem_kib: '$output'"; }
     # where the kernel's share went: the caches that grew, the TCP socket's among them
     run get slab_growth
     [[ $output =~ (^|;)TCP=[0-9]+(;|$) ]] || { show; fail "slab_growth: '$output'"; }

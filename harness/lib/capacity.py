@@ -357,7 +357,7 @@ def stall_backlog(basis, sockets, given=None):
             "stall_user_bytes_per_stalled %.0f" % (lost, user, wmem, both, share, user))
     # runs from before the MemAvailable column: what the sockets were charged. A
     # server with remote peers: its sockets' send-queue memory (ss skmem w), else
-    # their Send-Q bytes; this machine: the namespace's TCP memory (both ends)
+    # their Send-Q bytes; this machine: sockstat's TCP memory (both ends)
     kcol = "stall_tcp_mem_bytes_per_stalled"
     if sockets == 1:
         kcol = "stall_wmem_bytes_per_stalled"
@@ -474,6 +474,47 @@ def app_per_conn(basis):
     return v, "user_bytes_per_conn %.0f" % v
 
 
+def tcp_mem_default(mem_b, page=4096):
+    """(low, pressure, high) bytes: the net.ipv4.tcp_mem the kernel sizes for a
+    machine of mem_b at boot (tcp_init_mem: limit = free buffer pages / 16, low =
+    limit / 4 x 3, high = low x 2), taking all of mem_b as free: a little high
+    (this machine: 383,885 pages of pressure against 385,684 from MemTotal)."""
+    limit = max(int(mem_b // page) // 16, 128)
+    low = limit // 4 * 3
+    return low * page, limit * page, low * 2 * page
+
+
+def tcp_mem_counted(basis, sockets, stall):
+    """(bytes the kernel counts against tcp_mem per connection, the stalled ones'
+    share included; text), or (None, why). Both ends as measured; a server with
+    remote peers: half of the idle figure, and the server sockets' part of a
+    stalled connection's (stall_wmem / stall_tcp_mem; all of it without ss)."""
+    acc = basis.get("accepted") or basis.tier
+    col = "stall_tcp_mem0_kib" if basis.get("stall_tcp_mem0_kib") is not None else "sockstat_tcp_mem_kib"
+    kib = basis.get(col)
+    if kib is None or not acc:
+        return None, "the run has no sockstat_tcp_mem_kib (recorded since 2026-12-04)"
+    idle = kib * 1024.0 / acc
+    txt = "%s %.0f KiB / %s connections = %.0f B" % (col, kib, fmt_n(acc), idle)
+    if sockets == 1:
+        idle /= 2
+        txt += " / 2 (both ends counted)"
+    per = idle
+    both = basis.get("stall_tcp_mem_bytes_per_stalled")
+    if stall > 0 and both is not None:
+        share, how = 1.0, "all of it"
+        wmem = basis.get("stall_wmem_bytes_per_stalled")
+        if sockets == 1 and wmem is not None and both > 0:
+            share, how = min(max(wmem, 0) / both, 1.0), "the server's part %.3f" % min(max(wmem, 0) / both, 1.0)
+        elif sockets == 2:
+            how = "both ends"
+        per += stall * max(both, 0) * share
+        txt += " + %s x stall_tcp_mem_bytes_per_stalled %.0f (%s)" % (fmt_pct(stall), both, how)
+    elif stall > 0:
+        txt += " (stalled connections not counted: the run has no stall_tcp_mem_bytes_per_stalled)"
+    return per, txt
+
+
 class Plan:
     """A basis turned into a Model for a server machine, with the words for each term."""
 
@@ -493,6 +534,28 @@ class Plan:
                          % (basis.name, self.kernel_txt, self.app_txt))
         self.model = Model(self.kernel_b, self.app_b, stall, self.backlog_b, self.idle_b,
                            self.cpw, self.reserve_b)
+        self.tcp_b, self.tcp_txt = tcp_mem_counted(basis, opts.sockets, stall)
+
+    def tcp_mem_lines(self, n, mem_b):
+        """Whether N connections pass the tcp_mem the kernel would size for mem_b:
+        past its pressure threshold it clamps every socket's buffers, past its
+        hard limit it kills connections (README "How much a figure can be trusted")."""
+        if self.tcp_b is None:
+            return ["    tcp_mem: not checked: %s" % self.tcp_txt]
+        need = n * self.tcp_b
+        low, pressure, high = tcp_mem_default(mem_b)
+        if need <= pressure:
+            verdict = "under the pressure threshold the kernel sizes for %s (%s)" % (fmt_mem(mem_b), fmt_mem(pressure))
+        else:
+            verdict = ("OVER the %s pressure threshold the kernel sizes for %s%s: raise "
+                       "net.ipv4.tcp_mem (machine-wide; the harness: TCP_MEM) to at least %d pages "
+                       "of pressure, or the kernel clamps every socket's buffers%s" % (
+                           fmt_mem(pressure), fmt_mem(mem_b),
+                           " (and its %s hard limit)" % fmt_mem(high) if need > high else "",
+                           int(math.ceil(need / 4096.0)),
+                           " and kills connections" if need > high else ""))
+        return ["    tcp_mem: the kernel counts ~%s of TCP memory for them (%.0f B per connection: %s): %s"
+                % (fmt_mem(need), self.tcp_b, self.tcp_txt, verdict)]
 
     def formula(self, mem_b):
         m = self.model
@@ -510,6 +573,7 @@ class Plan:
         lines.append("    backlog: %s" % self.backlog_txt)
         lines.append("    fixed:   idle %s; processes 1 + N / %.0f connections per worker (%s); "
                      "machine %s (above)" % (self.idle_txt, m.cpw, self.cpw_txt, fmt_mem(m.reserve_b)))
+        lines += self.tcp_mem_lines(n, mem_b)
         return n, lines
 
 

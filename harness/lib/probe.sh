@@ -131,6 +131,15 @@ netns_tcp_mem_counters() {
 # netns_tcp_inuse NS: TCP sockets in use in NS (both ends of every connection + listeners).
 netns_tcp_inuse() { ip netns exec "$1" awk '$1=="TCP:"{print $3}' /proc/net/sockstat; }
 
+# tcp_mem_kib: the TCP memory the kernel counts against net.ipv4.tcp_mem, in
+# KiB (sockstat's TCP "mem", in pages). Machine-wide, as the limit is: a
+# namespace's sockstat shows the same figure (only inuse and tw are its own).
+tcp_mem_kib() {
+    local page
+    page=$(getconf PAGESIZE)
+    awk -v p="$page" '$1=="TCP:" {for (i = 2; i < NF; i++) if ($i == "mem") print $(i + 1) * p / 1024}' /proc/net/sockstat
+}
+
 # stat_get STATS FIELD: the server's total FIELD, or "" when c1m-stat fails or
 # answers something that is not a number (unknown, never a made-up 0).
 stat_get() {

@@ -8,7 +8,7 @@ plotdata(run_dir, rows, data_dir):
                   and condition: median, error bars as in the tier plots
   push_latency    delivery latency p99 vs tier, the same way
   stall_memory    memory per stalled connection, stacked: kernel (the
-                  namespace's TCP buffer pages, both ends), the server's
+                  TCP buffer pages by sockstat, both ends), the server's
                   userspace growth and what the machine lost beyond both
                   (MemAvailable); per contender and variant at the largest
                   stall tier. Runs stopped by the memory guard (an unbounded
@@ -227,7 +227,7 @@ def stall_section(run_dir, cells, settings):
            "harness watched for up to %s s, once a second. ended: `cut` every stalled "
            "connection closed as slow; `steady` nothing moved for %s s; `wait` still "
            "filling at the end; `oom-guard` MemAvailable under the floor. kernel: the peak of "
-           "the namespace's sockstat TCP `mem` pages minus before the stall, x 4096, per "
+           "sockstat's TCP `mem` pages (machine-wide) minus before the stall, x 4096, per "
            "stalled connection (both ends: the client's receive queue too). server user: "
            "peak RssAnon growth. MemAvailable: what the machine lost, MemAvailable just before "
            "the stall minus its low during the phase, per stalled connection; above kernel + "

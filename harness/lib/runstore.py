@@ -31,7 +31,7 @@ COLUMNS = [
     "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "tcp_mem",
     "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
     "acceptq_samples", "acceptq_listeners", "acceptq_max_per_listener",
-    "sockstat_tcp_inuse", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
+    "sockstat_tcp_inuse", "sockstat_tcp_mem_kib", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
     "workers_dead", "slow_closed", "heartbeat_s", "hold_s", "hold_wall_s", "server_exit",
     "server_stop_s", "client_exit",
     # trust: the quiet-machine gate before the run, what disturbed it, its health

@@ -261,6 +261,71 @@ class TestStallBacklog(Fixture):
         self.assertEqual(capacity.stall_backlog(b, 1)[0], 4194304 + 4096)
 
 
+class TestTcpMem(Fixture):
+    """Whether a plan passes the tcp_mem the kernel sizes for its memory."""
+
+    def test_default_is_the_kernels_formula(self):
+        # tcp_init_mem: limit = pages / 16, low = limit / 4 x 3, high = low x 2
+        self.assertEqual(capacity.tcp_mem_default(16 * 1000 * 4096),
+                         (750 * 4096, 1000 * 4096, 1500 * 4096))
+        # this machine kind: 24 GiB -> 393,216 pages of pressure (the kernel's
+        # own 383,885 counts only the free pages at boot)
+        self.assertEqual(capacity.tcp_mem_default(24 * GIB)[1], 393216 * 4096)
+        self.assertEqual(capacity.tcp_mem_default(4096), (96 * 4096, 128 * 4096, 192 * 4096))
+
+    def test_counted_per_connection(self):
+        d = os.path.join(self.dir, "tcpmem")
+        os.makedirs(d)
+        # 2,000 connections, 4,000 KiB counted with all open: 2,048 B each, both ends
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, sockstat_tcp_mem_kib=4000,
+                 stall_tcp_mem_bytes_per_stalled=50000, stall_wmem_bytes_per_stalled=10000)
+        b = capacity.bases_of(d, ["c"])[0][0]
+        self.assertEqual(capacity.tcp_mem_counted(b, 2, 0.0)[0], 2048)
+        self.assertEqual(capacity.tcp_mem_counted(b, 1, 0.0)[0], 1024)
+        # 10% stalled: both ends 50,000 each; a server with remote peers its part, 10,000
+        self.assertEqual(capacity.tcp_mem_counted(b, 2, 0.1)[0], 2048 + 5000)
+        per, txt = capacity.tcp_mem_counted(b, 1, 0.1)
+        self.assertEqual(per, 1024 + 1000)
+        self.assertIn("the server's part 0.200", txt)
+        # a stall run's own figure (with the pushes flowing) wins over the ramp's
+        d2 = os.path.join(self.dir, "tcpmem-stall")
+        os.makedirs(d2)
+        self.add(d2, kernel_bytes_per_conn=8000, sockstat_tcp_mem_kib=4000, stall_tcp_mem0_kib=8000)
+        b2 = capacity.bases_of(d2, ["c"])[0][0]
+        per, txt = capacity.tcp_mem_counted(b2, 2, 0.0)
+        self.assertEqual(per, 4096)
+        self.assertIn("stall_tcp_mem0_kib", txt)
+        # a run without the column: not checked, and said
+        per, txt = capacity.tcp_mem_counted(self.plan().basis, 1, 0.0)
+        self.assertIsNone(per)
+        self.assertIn("no sockstat_tcp_mem_kib", txt)
+
+    def test_formula_says_over_or_under(self):
+        d = os.path.join(self.dir, "tcpmem-formula")
+        os.makedirs(d)
+        self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, sockstat_tcp_mem_kib=400000)
+        self.meta({"mem_total_kib": 1048576, "mem_available_at_start_kib": 917504}, d)
+        # 200 KiB counted per connection, both ends: 100 KiB for a server with
+        # remote peers. 1 GiB: pressure 16,384 pages (64 MiB): over from 656 connections
+        rc, out, err = run_main(d, "--mem", "1G")
+        self.assertEqual(rc, 0, err)
+        line = [l for l in out.splitlines() if "tcp_mem:" in l][0]
+        self.assertIn("102400 B per connection", line)
+        self.assertIn("OVER the 64.0 MiB pressure threshold the kernel sizes for 1 GiB", line)
+        self.assertIn("hard limit", line)
+        self.assertIn("TCP_MEM", line)
+        # the machine's memory counted small enough: under it
+        d2 = os.path.join(self.dir, "tcpmem-under")
+        os.makedirs(d2)
+        self.add(d2, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, sockstat_tcp_mem_kib=2)
+        self.meta({"mem_total_kib": 1048576, "mem_available_at_start_kib": 917504}, d2)
+        rc, out, err = run_main(d2, "--mem", "1G")
+        self.assertIn("under the pressure threshold the kernel sizes for 1 GiB (64.0 MiB)", out)
+        # no column: the line says it was not checked
+        rc, out, err = run_main(self.run, "--mem", "1G")
+        self.assertIn("tcp_mem: not checked", out)
+
+
 class TestGuard(Fixture):
     def fake_sys(self):
         d = os.path.join(self.dir, "slab")

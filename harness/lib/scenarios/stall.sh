@@ -15,7 +15,8 @@
 # "stall=0.01-sndbuf0", ... The server's --max-pending is its default (4096).
 #
 # The phase samples once a second (OUT/stall.csv: seconds since the stall,
-# sockstat TCP mem pages and orphans of the namespace, the server's slow count
+# sockstat TCP mem pages and orphans (machine-wide figures: only inuse and tw
+# are a namespace's own; the quiet gate leaves the run's sockets the only ones), the server's slow count
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
 # (the server's `slow` counter grew by the number stalled: "cut"), when nothing
 # changed for STALL_STEADY seconds ("steady": the queues are full and stay), at
@@ -104,7 +105,7 @@ scenario_client_args() {
     return 0
 }
 
-# stall_sockstat: "mem_pages orphans" of the namespace's TCP line.
+# stall_sockstat: "mem_pages orphans" of sockstat's TCP line (machine-wide).
 stall_sockstat() {
     ip netns exec "$ns" awk '$1=="TCP:"{for (i = 2; i < NF; i += 2) v[$i] = $(i + 1); print v["mem"] + 0, v["orphan"] + 0}' /proc/net/sockstat 2>/dev/null
 }
