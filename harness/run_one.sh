@@ -437,6 +437,11 @@ if [ "$reached" = 1 ]; then
     fi
 fi
 
+# The kernel's TCP memory limit as the run met it, read before the client
+# stops: N connections closed at once queue a FIN on every server socket, and
+# that alone took 1M connections over tcp_mem's pressure threshold for ~10 s,
+# after every figure had been taken (counted apart: tcp_mem_pressures_stop).
+while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_mem_counters "$ns")
 stop_pid "$cpid" 120
 R[client_exit]=$C1M_STOP_RC
 [ "$reached" = 1 ] && scenario_after_client
@@ -479,11 +484,13 @@ fi
 causes=()
 [ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")
 # The kernel's machine-wide TCP memory limit (net.ipv4.tcp_mem): a run that met
-# it had its socket buffers clamped and, past the hard limit, connections
-# killed, so its timings, drops and memory are the limit's, not the
-# contender's. Seen at 1M with pushes: 2M sockets' per-socket reservations
-# alone pass the 2.2 GiB this kernel sizes tcp_mem to on 24 GiB.
-while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_mem_counters "$ns")
+# it before its client stopped had its socket buffers clamped and, past the
+# hard limit, connections killed, so its timings, drops and memory are the
+# limit's, not the contender's. The client's stop meeting it is recorded, not
+# a cause: nothing is measured after it.
+p_end=$(netns_tcpext "$ns" TCPMemoryPressures=p | cut -d= -f2)
+[[ ${p_end:-x} =~ ^[0-9]+$ && ${R[tcp_mem_pressures]:-x} =~ ^[0-9]+$ ]] \
+    && R[tcp_mem_pressures_stop]=$((p_end - R[tcp_mem_pressures]))
 if [ "${R[tcp_mem_pressures]:-0}" -gt 0 ] || [ "${R[tcp_abort_on_memory]:-0}" -gt 0 ]; then
     causes+=("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: ${R[tcp_mem]} pages$([ "$tcp_mem" != host ] && echo ", set for this run by --tcp-mem $tcp_mem")): TCPMemoryPressures ${R[tcp_mem_pressures]:-?}, TCPAbortOnMemory ${R[tcp_abort_on_memory]:-?}")
 fi

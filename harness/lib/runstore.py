@@ -28,7 +28,7 @@ COLUMNS = [
     # the namespace's TCP counters after the ramp (tcp_mem_*: at the run's end; tcp_mem:
     # the machine-wide limit the run ran under), and the accept queues sampled through it
     "listen_overflows", "listen_drops", "reqq_full_drop", "reqq_full_cookies", "syncookies_sent",
-    "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "tcp_mem",
+    "syn_retrans", "tcp_mem_pressures", "tcp_mem_pressure_ms", "tcp_abort_on_memory", "tcp_mem_pressures_stop", "tcp_mem",
     "acceptq_max", "acceptq_sum_max", "acceptq_backlog", "acceptq_full",
     "acceptq_samples", "acceptq_listeners", "acceptq_max_per_listener",
     "sockstat_tcp_inuse", "sockstat_tcp_mem_kib", "hb_pongs", "hb_p99_ms", "open_after_hold", "client_open_at_end",
