@@ -67,8 +67,9 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             grows with the run's own fds: 16-21% of the machine at 1M here)
   TCP_MEM=host              the machine-wide TCP memory limit (net.ipv4.tcp_mem) during each
                             run, restored after it: host (as it is; a run that meets it is
-                            disturbed), auto (the machine's memory: 1M runs here meet the
-                            kernel's own) or LOW,PRESSURE,HIGH in pages. Local runs only
+                            disturbed), auto (the machine's memory: for runs whose buffers
+                            pass the kernel's own, the stall at 1M here) or LOW,PRESSURE,HIGH
+                            in pages. Local runs only
   SCENARIO=idle             what a run does after the hold: idle, or a harness/lib/scenarios/
                             NAME.sh (its own knobs: harness/README.md "Scenarios")
   PROFILE=tuned             comma list of kernel profiles, each run as its own condition:

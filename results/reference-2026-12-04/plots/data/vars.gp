@@ -1,0 +1,10 @@
+contenders = 'floor c pyext uvloop asyncio-protocol asyncio-streams'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: bootstrap 95% interval of the median'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'floor c pyext uvloop asyncio-protocol asyncio-streams'
+big_label = '1m'
+logx = 0
+has_bytes = 1

@@ -1,0 +1,2 @@
+bc_series = 'c'
+lat_series = 'c'

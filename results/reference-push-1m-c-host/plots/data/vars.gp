@@ -1,0 +1,10 @@
+contenders = 'c'
+disturbed = ''
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; none dropped'
+ramp_runs = 'c'
+big_label = '1m'
+logx = 0
+has_bytes = 1
