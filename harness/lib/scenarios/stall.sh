@@ -19,7 +19,9 @@
 # are a namespace's own; the quiet gate leaves the run's sockets the only ones), the server's slow count
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
 # (the server's `slow` counter grew by the number stalled: "cut"), when nothing
-# changed for STALL_STEADY seconds ("steady": the queues are full and stay), at
+# changed for STALL_STEADY seconds ("steady": no cut, and TCP memory moved less
+# than a tenth of what the stalled peers would pin at the push rate: the queues
+# are full and stay), at
 # STALL_WAIT seconds ("wait": still filling), when MemAvailable fell under the
 # run's floor (status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
@@ -29,7 +31,7 @@
 # Keys (result.json / runs.csv), per stalled connection unless said:
 #   stall_fraction, stall_sndbuf, stalled (the client's count), stall_end,
 #   stall_phase_s, stall_tcp_mem_bytes_per_stalled (peak sockstat mem - before,
-#   x 4096 / stalled: both ends, the client's receive queue included),
+#   x the page size / stalled: both ends, the client's receive queue included),
 #   stall_user_bytes_per_stalled (peak server RssAnon - before), stall_sendq_bytes_per_stalled
 #   and stall_wmem_bytes_per_stalled (ss at the end: Send-Q and skmem w summed over
 #   the server's sockets, cut ones still draining included), stall_ss_sockets,
@@ -110,11 +112,40 @@ stall_sockstat() {
     ip netns exec "$ns" awk '$1=="TCP:"{for (i = 2; i < NF; i += 2) v[$i] = $(i + 1); print v["mem"] + 0, v["orphan"] + 0}' /proc/net/sockstat 2>/dev/null
 }
 
+# stall_still_pages N SECONDS: how far (pages) sockstat's TCP mem may move in
+# SECONDS and still count as "nothing moves" with N stalled: a tenth of what N
+# peers would pin if every line to them were held (N x STALL_PUSH_BYTES per
+# STALL_PUSH_EVERY), plus 2. Scaled by the stalled peers' own rate, not by the
+# machine's total: with 1M reading peers the total (~800,000 pages) swings by
+# ±20% between samples, and 1% of it hid 10,000 peers filling at one line per
+# 20 s (pyext at 1M ended "steady" after 53 s, nothing cut, 2026-12-04).
+stall_still_pages() {
+    local page
+    page=$(getconf PAGESIZE)
+    awk -v n="$1" -v s="$2" -v b="${STALL_PUSH_BYTES:-1024}" -v e="${STALL_PUSH_EVERY:-1}" -v p="$page" \
+        'BEGIN { printf "%d\n", n * b * s / e / p / 10 + 2 }'
+}
+
+# stall_window MEM SLOW: true while MEM stays within $still_tol pages of the
+# window's first sample and SLOW (the server's cut count) has not moved since
+# it; otherwise this sample opens a new window (still_since, still_mem,
+# still_slow). Against the window's first sample, not the previous one: a
+# queue that fills slowly moves little between two samples, not over a window.
+stall_window() {
+    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ] \
+       && [ $(( ($1 - still_mem) * ($1 - still_mem) )) -le $(( still_tol * still_tol )) ]; then
+        return 0
+    fi
+    still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2
+    return 1
+}
+
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
-    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak prev_mem prev_slow
+    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak still_mem still_slow still_tol
     local avail0 avail_kib avail_low gone
-    local still_since="" prev_t t_dead end=wait t_end prev_avail=""
+    local still_since="" prev_t t_dead end=wait t_end prev_avail="" page guard_why=""
+    page=$(getconf PAGESIZE)   # sockstat's mem is in pages
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
     R[stall_sndbuf]=$(stall_buf_of "$variant")
@@ -123,7 +154,7 @@ scenario_run() {
     read -r mem0 orph0 <<<"$(stall_sockstat)"
     read -r rss0 _ <<<"$(rss_kib $pids)"
     slow0=$(stat_get "$stats" slow)
-    R[stall_tcp_mem0_kib]=$(( ${mem0:-0} * 4 ))
+    R[stall_tcp_mem0_kib]=$(( ${mem0:-0} * page / 1024 ))
     if ! awk -v f="$frac" 'BEGIN{exit !(f > 0)}'; then
         R[stalled]=0 R[stall_end]=none
         return 0
@@ -140,7 +171,8 @@ scenario_run() {
     R[stalled]=$n
     log "$contender: $n connections stalled ($frac of each client worker's), the server pushing"
     t0=$(now_s)
-    mem_peak=${mem0:-0} rss_peak=${rss0:-0} prev_mem=-1 prev_slow=-1 avail_low=${avail0:-}
+    mem_peak=${mem0:-0} rss_peak=${rss0:-0} avail_low=${avail0:-}
+    still_tol=$(stall_still_pages "$n" "$steady")
     echo "seconds,tcp_mem_pages,orphans,slow,server_rss_kib,mem_available_mib" > "$out/stall.csv"
     # STALL_WAIT and STALL_STEADY are seconds of the clock, not samples: on a
     # saturated machine one pass of this loop (a dozen short processes) took
@@ -164,10 +196,13 @@ scenario_run() {
         [ -n "$avail_kib" ] && { [ -z "$avail_low" ] || [ "$avail_kib" -lt "$avail_low" ]; } && avail_low=$avail_kib
         [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
         [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
-        if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then end=oom-guard; break; fi
+        if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then
+            end=oom-guard guard_why="MemAvailable ${avail} MiB, under the ${min_avail} MiB floor"
+            break
+        fi
         if [ -n "$avail" ] && [ -n "$prev_avail" ] && [ $((2 * avail - prev_avail)) -lt "$min_avail" ]; then
             end=oom-guard
-            R[note]="${R[note]:+${R[note]}; }stall: stopped at ${avail} MiB of MemAvailable, which fell $((prev_avail - avail)) MiB over the last $((EPOCHSECONDS - prev_t)) s: the next sample would have been under the ${min_avail} MiB floor"
+            guard_why="MemAvailable ${avail} MiB, which fell $((prev_avail - avail)) MiB over the last $((EPOCHSECONDS - prev_t)) s: the next sample would have been under the ${min_avail} MiB floor"
             break
         fi
         prev_avail=$avail
@@ -175,25 +210,21 @@ scenario_run() {
         if ! kill -0 "$spid" 2>/dev/null || [ "${gone:-0}" -gt 0 ]; then end=server-died; break; fi
         if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
         # nothing moves: the queues are as full as they get
-        if [ -n "$mem" ] && [ "$prev_mem" -ge 0 ] && [ "${slow:-0}" = "$prev_slow" ] \
-           && [ $(( (mem - prev_mem) * (mem - prev_mem) )) -le $(( (prev_mem / 100 + 2) * (prev_mem / 100 + 2) )) ]; then
-            still_since=${still_since:-$prev_t}
-            [ $((EPOCHSECONDS - still_since)) -ge "$steady" ] && { end=steady; break; }
-        else
-            still_since=""
+        if [ -n "$mem" ] && stall_window "$mem" "${slow:-0}" && [ $((EPOCHSECONDS - still_since)) -ge "$steady" ]; then
+            end=steady; break
         fi
-        prev_mem=${mem:-0} prev_slow=${slow:-0} prev_t=$EPOCHSECONDS
+        prev_t=$EPOCHSECONDS
         [ "$EPOCHSECONDS" -ge "$t_dead" ] && break
     done
     t_end=$(now_s)
     R[stall_phase_s]=$(elapsed "$t0" "$t_end")
     R[stall_end]=$end
     R[stall_at_us]=$at_us
-    R[stall_tcp_mem_peak_kib]=$((mem_peak * 4))
-    R[stall_tcp_mem_end_kib]=$(( ${mem:-0} * 4 ))
+    R[stall_tcp_mem_peak_kib]=$((mem_peak * page / 1024))
+    R[stall_tcp_mem_end_kib]=$(( ${mem:-0} * page / 1024 ))
     R[stall_orphans_end]=${orph:-}
     if [ "$n" -gt 0 ]; then
-        R[stall_tcp_mem_bytes_per_stalled]=$(( (mem_peak - ${mem0:-0}) * 4096 / n ))
+        R[stall_tcp_mem_bytes_per_stalled]=$(( (mem_peak - ${mem0:-0}) * page / n ))
         R[stall_user_bytes_per_stalled]=$(( (rss_peak - ${rss0:-0}) * 1024 / n ))
         if [ -n "$avail0" ] && [ -n "$avail_low" ]; then
             R[stall_avail0_kib]=$avail0 R[stall_avail_min_kib]=$avail_low
@@ -209,7 +240,7 @@ scenario_run() {
     case $end in
         oom-guard)
             R[status]=oom-guard
-            R[note]="${R[note]:+${R[note]}; }stall: MemAvailable under ${min_avail} MiB after ${R[stall_phase_s]}s with $n stalled: the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * 4 / 1024 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
+            R[note]="${R[note]:+${R[note]}; }stall: stopped after ${R[stall_phase_s]}s with $n stalled at ${guard_why}; the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * page / 1048576 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
             log "$contender: ${R[note]}" ;;
         server-died)
             scenario_fail "a server process died during the stall phase" server-died ;;
