@@ -117,7 +117,7 @@ stall_sockstat() {
 # peers would pin if every line to them were held (N x STALL_PUSH_BYTES per
 # STALL_PUSH_EVERY), plus 2. Scaled by the stalled peers' own rate, not by the
 # machine's total: with 1M reading peers the total (~800,000 pages) swings by
-# ±20% between samples, and 1% of it hid 10,000 peers filling at one line per
+# 2-28% between samples, and 1% of it hid 10,000 peers filling at one line per
 # 20 s (pyext at 1M ended "steady" after 53 s, nothing cut, 2026-12-04).
 stall_still_pages() {
     local page
@@ -132,8 +132,9 @@ stall_still_pages() {
 # still_slow). Against the window's first sample, not the previous one: a
 # queue that fills slowly moves little between two samples, not over a window.
 stall_window() {
-    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ] \
-       && [ $(( ($1 - still_mem) * ($1 - still_mem) )) -le $(( still_tol * still_tol )) ]; then
+    local d=$(( $1 - still_mem ))
+    [ "$d" -lt 0 ] && d=$(( -d ))
+    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ] && [ "$d" -le "$still_tol" ]; then
         return 0
     fi
     still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2
@@ -145,7 +146,8 @@ scenario_run() {
     local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak still_mem still_slow still_tol
     local avail0 avail_kib avail_low gone
     local still_since="" prev_t t_dead end=wait t_end prev_avail="" page guard_why=""
-    page=$(getconf PAGESIZE)   # sockstat's mem is in pages
+    page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
+    page=${page:-4096}
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
     R[stall_sndbuf]=$(stall_buf_of "$variant")
