@@ -132,18 +132,37 @@ stall_still_pages() {
 # still_slow). Against the window's first sample, not the previous one: a
 # queue that fills slowly moves little between two samples, not over a window.
 stall_window() {
-    local d=$(( $1 - still_mem ))
-    [ "$d" -lt 0 ] && d=$(( -d ))
-    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ] && [ "$d" -le "$still_tol" ]; then
-        return 0
+    local d
+    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ]; then
+        d=$(( $1 - still_mem ))
+        [ "$d" -lt 0 ] && d=$(( -d ))
+        [ "$d" -le "$still_tol" ] && return 0
     fi
     still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2
     return 1
 }
 
+# stall_guard AVAIL PREV_AVAIL FLOOR SECONDS (MiB; PREV_AVAIL may be empty):
+# says why and succeeds when the phase must stop: MemAvailable under the
+# floor, or falling so fast that the next sample, at the pace of the last
+# SECONDS, would be under it (the "predicted" stop).
+stall_guard() {
+    local avail=$1 prev=$2 floor=$3
+    [ -n "$avail" ] || return 1
+    if [ "$avail" -lt "$floor" ]; then
+        echo "MemAvailable ${avail} MiB, under the ${floor} MiB floor"
+        return 0
+    fi
+    if [ -n "$prev" ] && [ $((2 * avail - prev)) -lt "$floor" ]; then
+        echo "MemAvailable ${avail} MiB, which fell $((prev - avail)) MiB over the last $4 s: the next sample would have been under the ${floor} MiB floor"
+        return 0
+    fi
+    return 1
+}
+
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
-    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak still_mem still_slow still_tol
+    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
     local avail0 avail_kib avail_low gone
     local still_since="" prev_t t_dead end=wait t_end prev_avail="" page guard_why=""
     page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
@@ -198,14 +217,8 @@ scenario_run() {
         [ -n "$avail_kib" ] && { [ -z "$avail_low" ] || [ "$avail_kib" -lt "$avail_low" ]; } && avail_low=$avail_kib
         [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
         [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
-        if [ -n "$avail" ] && [ "$avail" -lt "$min_avail" ]; then
-            end=oom-guard guard_why="MemAvailable ${avail} MiB, under the ${min_avail} MiB floor"
-            break
-        fi
-        if [ -n "$avail" ] && [ -n "$prev_avail" ] && [ $((2 * avail - prev_avail)) -lt "$min_avail" ]; then
-            end=oom-guard
-            guard_why="MemAvailable ${avail} MiB, which fell $((prev_avail - avail)) MiB over the last $((EPOCHSECONDS - prev_t)) s: the next sample would have been under the ${min_avail} MiB floor"
-            break
+        if guard_why=$(stall_guard "$avail" "$prev_avail" "$min_avail" $((EPOCHSECONDS - prev_t))); then
+            end=oom-guard; break
         fi
         prev_avail=$avail
         gone=$(pids_gone $workers)   # empty when a Ctrl-C killed the substitution
