@@ -464,6 +464,8 @@ if [ "$reached" = 1 ]; then
          || [ "$h_server" != "$conns" ] || [ "$h_sock" != "$conns" ] || [ "$h_client" != "$conns" ]; then
         R[status]=inconsistent
         R[note]="${R[note]:+${R[note]}; }the end-of-hold counts disagree: ${R[health]}"
+    elif [ "${push_behind:-0}" = 1 ]; then
+        R[status]=push-behind   # lib/probe.sh push_kept_check; the note says by how much
     fi
 fi
 

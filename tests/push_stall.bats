@@ -98,6 +98,13 @@ open_window() {
     assert_line --regexp '^OK'
 }
 
+@test "pushkept.py: the push schedule kept, from given samples (tests/py/test_pushkept.py)" {
+    cd "$C1M_ROOT"
+    run "$PYTHON" -m unittest tests.py.test_pushkept
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "--help documents --stall, --stall-on-signal and the push window" {
     run "$CLIENT" --help
     assert_success
@@ -578,6 +585,9 @@ for r in rows:
     assert r["broadcast_reached"] == 2000 and 0 < r["broadcast_s"] < 60, (name, r.get("broadcast_s"))
     assert r["push_bytes_cfg"] == 256, name
     assert r.get("outside_scenario_pct") is not None, (name, r.get("flags"))   # the broadcast's window
+    # the schedule over the 2 s hold: 2,000 lines a second due (a server
+    # catching up after the ramp sends more)
+    assert 0.9 <= r["push_kept"] <= 2 and r["push_kept_due"] >= 3000, (name, r.get("push_kept"), r.get("push_kept_due"))
 # the plots draw the runs that count (ok, else disturbed): a suspect run has none
 print("ok", "plots" if [r for r in rows if r["status"] in ("ok", "disturbed")] else "no-plots")
 EOF
@@ -588,6 +598,29 @@ EOF
         done
     fi
     grep -q '^## Server push' "$out/report.md"
+}
+
+@test "SCENARIO=push: a server asked for more lines than it can send is push-behind, however fresh its stamps" {
+    need_ns
+    need_server_push
+    local out=$BATS_TEST_TMPDIR/behind-results
+    # a line to each of 2,000 connections every millisecond: 2M lines a
+    # second, ~15 times what c sends here (~130,000 a second)
+    bench_scenario push "$out" PUSH_BYTES=256 PUSH_EVERY=0.001 PUSH_BROADCAST=0
+    run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 2, rows
+for r in rows:
+    name = r["contender"]
+    assert r["status"] == "push-behind", (name, r["status"], r.get("note"))
+    assert r["push_kept"] < 0.9 and r["push_kept_sent"] < 0.9 * r["push_kept_due"], (name, r.get("push_kept"))
+    assert "behind its schedule" in r["note"] and ("sent %d of the %d lines" % (r["push_kept_sent"], r["push_kept_due"])) in r["note"], (name, r["note"])
+    # what the latency alone would have said: lines delivered, none missing
+    assert r["push_received"] > 0 and r["push_missing"] == 0, name
+print("ok")
+EOF
+    assert_output "ok"
 }
 
 @test "SCENARIO=push PUSH_EVERY=0: the broadcast alone, timed on the floor (one send() per connection) and on c; a contender without it unsupported" {
@@ -630,8 +663,11 @@ rows = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rows) == 2, rows
 for r in rows:
     name = r["contender"]
-    assert r["status"] in ("ok", "disturbed", "suspect", "oom-guard"), (name, r["status"], r.get("note"))
-    assert not [f for f in str(r.get("flags") or "").split(";") if "stall" in f], name
+    assert r["status"] in ("ok", "disturbed", "suspect", "oom-guard", "push-behind"), (name, r["status"], r.get("note"))
+    assert not [f for f in str(r.get("flags") or "").split(";") if "stall" in f or "push" in f], name
+    # the schedule from the hold to the phase's end, the stalled owed nothing
+    # until cut: push-behind exactly when under 0.9 of it was sent
+    assert r["push_kept_due"] > 0 and (r["push_kept"] < 0.9) == (r["status"] == "push-behind"), (name, r.get("push_kept"), r["status"])
     assert r["condition"] == "stall=0.1" and r["stall_fraction"] == 0.1, name
     # round(0.1 x share) in each of the 3 client workers (667, 667, 666)
     assert r["stalled"] == 201, (name, r.get("stalled"))

@@ -187,3 +187,37 @@ pids_gone() {
     done
     echo "$n"
 }
+
+# push_kept_check FROM_S TO_S EVERY [STALLED STALL_US]: did the server keep
+# its push schedule from FROM_S to TO_S (epoch seconds)? lib/pushkept.py
+# counts the lines it pushed (the `pushed` column of OUT/ramp.csv) against
+# those due to its reading connections, one per EVERY seconds each (STALLED
+# peers from STALL_US on, until cut as slow, are owed none). Sets the
+# push_kept* keys; an otherwise ok run whose server sent under 0.9 of its due
+# lines becomes push-behind (push_behind=1 for run_one.sh, which checks
+# the server's health first): a server stamps a line when it hands it over, so
+# its delivery latency hides a late schedule, and the load was not the one
+# asked for. No verdict (too few samples): flagged unmeasured:push_kept.
+push_kept_check() {
+    local from_ms to_ms k v verdict="" args=()
+    from_ms=$(awk -v t="$1" 'BEGIN{printf "%.0f", t * 1000}')
+    to_ms=$(awk -v t="$2" 'BEGIN{printf "%.0f", t * 1000}')
+    args=(--from "$from_ms" --to "$to_ms" --every "$3")
+    [ -n "${4:-}" ] && [ -n "${5:-}" ] && args+=(--stalled "$4" --stall-ms $(( $5 / 1000 )))
+    while IFS='=' read -r k v; do
+        case $k in
+            push_kept_verdict) verdict=$v ;;
+            push_kept*) R[$k]=$v ;;
+        esac
+    done < <("$PYTHON" "$C1M_ROOT/harness/lib/pushkept.py" summary "$out/ramp.csv" "${args[@]}")
+    case $verdict in
+        ok) ;;
+        behind)
+            local what="push: the server sent ${R[push_kept_sent]} of the ${R[push_kept_due]} lines due to its reading connections over ${R[push_kept_window_s]}s (${R[push_kept]}, under 0.9): behind its schedule"
+            R[note]="${R[note]:+${R[note]}; }$what"
+            push_behind=1   # run_one.sh: the status, after the health checks
+            log "$contender: $what" ;;
+        *) R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept" ;;
+    esac
+    return 0
+}

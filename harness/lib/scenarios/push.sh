@@ -97,6 +97,14 @@ scenario_after_client() {
         sleep 0.1
     done
     R[push_pushed]=$last
+    # the schedule, over the hold (all connections open, before the broadcast)
+    if awk -v e="${PUSH_EVERY:-30}" 'BEGIN{exit !(e > 0)}'; then
+        if [ -n "${ta:-}" ] && [ -n "${td:-}" ]; then
+            push_kept_check "$ta" "$td" "${PUSH_EVERY:-30}"
+        else
+            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"   # HOLD=0: no window
+        fi
+    fi
     local rx
     rx=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/client.json" push_received 2>/dev/null)
     if [[ $last =~ ^[0-9]+$ ]] && [[ $rx =~ ^[0-9]+$ ]] && [ "$last" -lt "$rx" ]; then

@@ -232,6 +232,7 @@ scenario_run() {
         [ "$EPOCHSECONDS" -ge "$t_dead" ] && break
     done
     t_end=$(now_s)
+    stall_t_end=$t_end
     R[stall_phase_s]=$(elapsed "$t0" "$t_end")
     R[stall_end]=$end
     R[stall_at_us]=$at_us
@@ -299,6 +300,19 @@ stall_ss() {
     if [ "${1:-0}" -gt 0 ] && [ -n "$sendq" ]; then
         R[stall_sendq_bytes_per_stalled]=$((sendq / $1))
         R[stall_wmem_bytes_per_stalled]=$((wq / $1))
+    fi
+}
+
+# The push schedule from the hold to the phase's end (before ss, whose load
+# is the harness's): the stalled peers are owed nothing until cut. A server
+# behind it filled its stalled peers later than asked (push_kept_check).
+stall_t_end=""
+scenario_after_client() {
+    local from=${ta:-${t1:-}} to=${stall_t_end:-${tsc1:-}}
+    if [ -n "$from" ] && [ -n "$to" ]; then
+        push_kept_check "$from" "$to" "${STALL_PUSH_EVERY:-1}" "${R[stalled]:-}" "${R[stall_at_us]:-}"
+    else
+        R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
     fi
 }
 
