@@ -239,8 +239,8 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     run "$PYTHON" -c 'import json,sys; j=json.loads(sys.argv[1]); print([w["dead"] for w in j["workers"]], j["total"]["workers_dead"], j["total"]["open"])' "$output"
     assert_output "[0, 1, 1] 2 100"
     run "$STAT" --csv "$STATS"
-    assert_line --index 0 "unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed"
-    assert_line --index 1 --regexp '^[0-9]+,100,100,0,0,1,0,2,[0-9]+$'
+    assert_line --index 0 "unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms"
+    assert_line --index 1 --regexp '^[0-9]+,100,100,0,0,1,0,2,[0-9]+,[0-9]+$'
     run "$STAT" --wait open=100 --timeout 5 "$STATS"
     assert_failure 1
     assert_output --partial "a worker is dead"

@@ -133,6 +133,7 @@ struct c1m_stats_total {
     uint64_t state[6];              /* by enum c1m_worker_state, live workers only */
     uint64_t failed;                /* records in state FAILED */
     uint64_t open, accepted, closed, slow, lines, pongs, oversized, accept_errors, pushed;
+    uint64_t oldest_ns;             /* the oldest updated_ns of a live worker that published (0: none) */
 };
 /* Read every record into recs[nworkers] (dead[i] = 1 for a dead worker) and
  * sum them into *t. 0, or -1 with errno as c1m_stats_reader_read. */

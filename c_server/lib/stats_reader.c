@@ -206,6 +206,8 @@ int c1m_stats_sum(const struct c1m_stats_reader *r, struct c1m_stats_worker *rec
         t->oversized += w->oversized;
         t->accept_errors += w->accept_errors;
         t->pushed += w->pushed;
+        if (w->updated_ns && (!t->oldest_ns || w->updated_ns < t->oldest_ns))
+            t->oldest_ns = w->updated_ns;
     }
     return 0;
 }

@@ -29,7 +29,8 @@ static void help(void)
            "  --total          only the total line\n"
            "  --json           {\"kind\":..,\"workers\":[..],\"total\":{..}}\n"
            "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,\n"
-           "                   full,workers_dead,pushed (a header first; for ramp curves with --watch)\n"
+           "                   full,workers_dead,pushed,stale_ms (a header first; for ramp curves\n"
+           "                   with --watch; stale_ms: the oldest live worker's counters' age)\n"
            "  --get FIELD      print one total: open accepted closed slow lines pongs oversized\n"
            "                   accept_errors pushed workers workers_dead starting listening full\n"
            "                   stopping exited failed ready pid (ready = 1 when every worker\n"
@@ -145,12 +146,18 @@ static void print_csv(const struct sample *s, long n)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     if (n == 0)
-        printf("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed\n");
-    /* pushed last: readers that take columns by position keep working */
-    printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+        printf("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms\n");
+    /* stale_ms: how old the oldest live worker's counters are. A Python worker
+     * publishes from a timer in its loop, so a starved one publishes late: a
+     * rate taken between two samples is only as good as their counters' age
+     * (harness/lib/pushkept.py). The new columns come last: readers that take
+     * columns by position keep working. */
+    uint64_t mono = c1m_now_ns();
+    uint64_t stale = t->oldest_ns && t->oldest_ns < mono ? (mono - t->oldest_ns) / 1000000 : 0;
+    printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
            (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, U(t->open), U(t->accepted),
            U(t->closed), U(t->slow), U(t->state[C1M_ST_LISTENING]), U(t->state[C1M_ST_FULL]),
-           U(t->workers_dead), U(t->pushed));
+           U(t->workers_dead), U(t->pushed), U(stale));
 }
 
 /* The process that started this one, for orphaned(). */

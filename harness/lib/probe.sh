@@ -197,7 +197,8 @@ pids_gone() {
 # lines becomes push-behind (push_behind=1 for run_one.sh, which checks
 # the server's health first): a server stamps a line when it hands it over, so
 # its delivery latency hides a late schedule, and the load was not the one
-# asked for. No verdict (too few samples): flagged unmeasured:push_kept.
+# asked for. No verdict (too few samples, a worker died, counters too old at
+# an edge: push_kept_why): flagged unmeasured:push_kept.
 push_kept_check() {
     local from_ms to_ms k v verdict="" args=()
     from_ms=$(awk -v t="$1" 'BEGIN{printf "%.0f", t * 1000}')
@@ -217,7 +218,9 @@ push_kept_check() {
             R[note]="${R[note]:+${R[note]}; }$what"
             push_behind=1   # run_one.sh: the status, after the health checks
             log "$contender: $what" ;;
-        *) R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept" ;;
+        *)
+            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+            log "$contender: push: the schedule not judged: ${R[push_kept_why]:-no answer from pushkept.py}" ;;
     esac
     return 0
 }

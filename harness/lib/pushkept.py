@@ -15,16 +15,25 @@ over a window [FROM, TO] (unix ms):
   kept = sent / due.
 Reading connections: open, minus the stalled peers not cut yet once the
 stall began (--stalled N --stall-ms MS; cut = the `slow` counter's growth
-since then): a server skips the peers whose backlog it is judging, by
+since then): py_server skips the peers whose backlog it is judging, by
 design. The lines a stalled peer took before it was judged are in `sent`, so
-with peers stalled kept may exceed 1 by up to the stalled share.
+with peers stalled kept may exceed 1 by up to stalled / readers.
 
 Usage: pushkept.py summary RAMP_CSV --from MS --to MS --every S
            [--stalled N --stall-ms MS] [--min KEPT]
-prints key=value lines: push_kept, push_kept_sent, push_kept_due,
-push_kept_window_s and push_kept_verdict (ok, behind: kept under --min,
-default 0.9; unmeasured: fewer than two samples with a pushed count in the
-window, or nothing due). Exit 0, or 2 on bad arguments.
+prints key=value lines: push_kept (rounded to 3 places, then compared),
+push_kept_sent, push_kept_due, push_kept_window_s, push_kept_stale_ms (the
+older of the two edge samples' stale_ms: the oldest live worker's counters'
+age) and push_kept_verdict: ok; behind (kept under --min, default 0.9);
+unmeasured, with push_kept_why (fewer than two samples with a pushed count in
+the window, a worker died in it, the count fell, an edge's counters older than
+a tenth of the window, or nothing due). Exit 0, or 2 on bad arguments.
+
+What it cannot see: the lines a stalled peer took before it was judged count
+as sent and are not due, so with peers stalled a server sending a share r of
+everyone's lines reads up to r x open / readers (0.81 reads 0.90 at 10%
+stalled); the C server goes on queueing lines for a held peer (py_server
+skips them), so for c the stalled peers' lines count until they are cut.
 """
 import argparse
 import csv
@@ -34,45 +43,78 @@ KEPT_MIN = 0.9
 
 
 def samples(path, t_from, t_to):
-    """[(unix_ms, open, slow, pushed)] of the rows in [t_from, t_to] that have
-    all four as numbers (a row cut short by the sampler's stop is skipped)."""
+    """[(unix_ms, open, slow, pushed, workers_dead, stale_ms)] of the rows in
+    [t_from, t_to] that have the first five as numbers (a row cut short by
+    the sampler's stop is skipped); stale_ms None when the column is absent."""
     out = []
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
             try:
                 t = int(row["unix_ms"])
-                s = (t, int(row["open"]), int(row["slow"]), int(row["pushed"]))
+                s = (t, int(row["open"]), int(row["slow"]), int(row["pushed"]),
+                     int(row["workers_dead"]))
             except (KeyError, TypeError, ValueError):
                 continue
+            try:
+                stale = int(row["stale_ms"])
+            except (KeyError, TypeError, ValueError):
+                stale = None
             if t_from <= t <= t_to:
-                out.append(s)
+                out.append(s + (stale,))
     out.sort()
     return out
 
 
+def readers(op, slow, stalled, slow0):
+    """The reading connections among op open: the stalled peers not cut
+    yet (slow0: the slow count at the stall; None: no stall yet)."""
+    if slow0 is None:
+        return max(0, op)
+    return max(0, op - max(0, stalled - max(0, slow - slow0)))
+
+
 def kept(rows, every, stalled=0, stall_ms=None, kept_min=KEPT_MIN):
-    """The verdict over rows (samples()): a dict of the push_kept_* keys."""
+    """The verdict over rows (samples()): a dict of the push_kept_* keys;
+    push_kept_why says why there is no verdict."""
     res = {"push_kept_verdict": "unmeasured"}
     if len(rows) < 2 or every <= 0:
+        res["push_kept_why"] = "fewer than two samples with a pushed count in the window"
         return res
+    first, last = rows[0], rows[-1]
+    window_ms = last[0] - first[0]
     slow0 = None
     if stalled and stall_ms is not None:
         before = [r for r in rows if r[0] <= stall_ms]
-        slow0 = before[-1][2] if before else rows[0][2]
+        slow0 = before[-1][2] if before else first[2]
     due = 0.0
-    for (t, op, slow, _), (t2, _, _, _) in zip(rows, rows[1:]):
-        readers = op
-        if slow0 is not None and t >= stall_ms:
-            readers -= max(0, stalled - max(0, slow - slow0))
-        due += max(0, readers) * (t2 - t) / 1000.0 / every
-    sent = rows[-1][3] - rows[0][3]
+    for (t, op, slow, _, _, _), (t2, _, _, _, _, _) in zip(rows, rows[1:]):
+        if slow0 is not None and t < stall_ms < t2:
+            # the interval the stall falls in: readers all before it
+            due += readers(op, slow, 0, None) * (stall_ms - t) / 1000.0 / every
+            due += readers(op, slow, stalled, slow0) * (t2 - stall_ms) / 1000.0 / every
+            continue
+        live = slow0 if slow0 is not None and t >= stall_ms else None
+        due += readers(op, slow, stalled, live) * (t2 - t) / 1000.0 / every
+    sent = last[3] - first[3]
+    stale = max([r[5] for r in (first, last) if r[5] is not None], default=None)
     res.update(push_kept_sent=sent, push_kept_due=round(due),
-               push_kept_window_s="%.3f" % ((rows[-1][0] - rows[0][0]) / 1000.0))
-    if due < 1:
-        return res
-    k = sent / due
-    res["push_kept"] = "%.3f" % k
-    res["push_kept_verdict"] = "behind" if k < kept_min else "ok"
+               push_kept_window_s="%.3f" % (window_ms / 1000.0))
+    if stale is not None:
+        res["push_kept_stale_ms"] = stale
+    if last[4] != first[4]:
+        # a dead worker's counters leave every total: sent would be short
+        res["push_kept_why"] = "a worker died in the window (workers_dead %d -> %d)" % (first[4], last[4])
+    elif sent < 0:
+        res["push_kept_why"] = "the pushed count fell over the window (%d)" % sent
+    elif stale is not None and stale * 10 > window_ms:
+        # a starved worker publishes late: its count at an edge is that old
+        res["push_kept_why"] = "counters %d ms old at an edge of a %d ms window" % (stale, window_ms)
+    elif due < 1:
+        res["push_kept_why"] = "nothing due (no reading connection)"
+    else:
+        k = round(sent / due, 3)
+        res["push_kept"] = "%.3f" % k
+        res["push_kept_verdict"] = "behind" if k < kept_min else "ok"
     return res
 
 

@@ -97,12 +97,18 @@ scenario_after_client() {
         sleep 0.1
     done
     R[push_pushed]=$last
-    # the schedule, over the hold (all connections open, before the broadcast)
+    # the paced schedule, over the hold (all connections open, before the
+    # broadcast). A burst schedule sends whole intervals at once: a hold
+    # shorter than two intervals says nothing of it.
     if awk -v e="${PUSH_EVERY:-30}" 'BEGIN{exit !(e > 0)}'; then
-        if [ -n "${ta:-}" ] && [ -n "${td:-}" ]; then
+        if [ "${PUSH_BURST:-0}" = 1 ]; then
+            R[push_kept_why]="PUSH_BURST=1: the check judges a paced schedule"
+            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+        elif [ -n "${ta:-}" ] && [ -n "${td:-}" ]; then
             push_kept_check "$ta" "$td" "${PUSH_EVERY:-30}"
         else
-            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"   # HOLD=0: no window
+            R[push_kept_why]="HOLD=0: no window"
+            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
         fi
     fi
     local rx
