@@ -1,0 +1,2 @@
+bc_series = 'c pyext uvloop asyncio-protocol'
+lat_series = 'c pyext uvloop asyncio-protocol'

@@ -1,0 +1,10 @@
+contenders = 'uvloop'
+disturbed = 'c pyext asyncio-protocol'
+conditions = ''
+dagger = '†'
+bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+dropped_note = 'ok runs only; 4 of 5 runs dropped (disturbed 3, push-behind 1); † all runs disturbed'
+ramp_runs = 'c:disturbed pyext:disturbed uvloop asyncio-protocol:disturbed asyncio-streams:push-behind'
+big_label = '1m'
+logx = 0
+has_bytes = 1
