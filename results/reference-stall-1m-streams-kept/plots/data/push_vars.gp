@@ -1,0 +1,2 @@
+bc_series = ''
+lat_series = ''
