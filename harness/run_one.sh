@@ -320,12 +320,12 @@ if [ "$n" -gt 0 ]; then
     if [ "$sock0" != - ] && [ "$sock1" != - ]; then
         R[kernel_bytes_per_conn]=$(( (sock1 - sock0) * 1024 / n ))
     else
-        R[flags]="${R[flags]:+${R[flags]};}unmeasured:kernel_bytes_per_conn"
+        run_flag "unmeasured:kernel_bytes_per_conn"
     fi
     if [ "$slab0" != - ] && [ "$slab1" != - ]; then
         R[slab_bytes_per_conn]=$(( (slab1 - slab0) * 1024 / n ))
     else
-        R[flags]="${R[flags]:+${R[flags]};}unmeasured:slab_bytes_per_conn"
+        run_flag "unmeasured:slab_bytes_per_conn"
     fi
 fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
@@ -475,7 +475,7 @@ fi
 if [ -s "$out/disturb.jsonl" ]; then
     while IFS='=' read -r k v; do
         if [ "$k" = flags ]; then
-            R[flags]="${R[flags]:+${R[flags]};}$v"
+            run_flag "$v"
         elif [ -n "$k" ]; then
             R[$k]=$v
         fi
@@ -501,7 +501,7 @@ unset 'R[disturbed]'
 # No disturbance figure (the sampler failed): the run is not proven quiet.
 # (disturb.py flags a window its samples did not cover: disturbance-unmeasured:ramp|hold)
 [ "$reached" = 1 ] && [ -z "${R[outside_cpu_pct]:-}" ] && [[ ${R[flags]:-} != *disturbance-unmeasured* ]] \
-    && R[flags]="${R[flags]:+${R[flags]};}disturbance-unmeasured"
+    && run_flag "disturbance-unmeasured"
 if [ ${#causes[@]} -gt 0 ]; then
     R[disturb_cause]=$(printf '%s; ' "${causes[@]}"); R[disturb_cause]=${R[disturb_cause]%; }
     [ "${R[status]}" = ok ] && R[status]=disturbed

@@ -239,8 +239,8 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     run "$PYTHON" -c 'import json,sys; j=json.loads(sys.argv[1]); print([w["dead"] for w in j["workers"]], j["total"]["workers_dead"], j["total"]["open"])' "$output"
     assert_output "[0, 1, 1] 2 100"
     run "$STAT" --csv "$STATS"
-    assert_line --index 0 "unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms"
-    assert_line --index 1 --regexp '^[0-9]+,100,100,0,0,1,0,2,[0-9]+,[0-9]+$'
+    assert_line --index 0 "unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms,lag_ms"
+    assert_line --index 1 --regexp '^[0-9]+,100,100,0,0,1,0,2,[0-9]+,[0-9]+,[0-9]+$'
     run "$STAT" --wait open=100 --timeout 5 "$STATS"
     assert_failure 1
     assert_output --partial "a worker is dead"
@@ -248,6 +248,40 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     write_stats "$STATS" c "$gone 4 0" "0 0 0"
     run "$STAT" --get workers_dead "$STATS"
     assert_output 0
+}
+
+@test "c1m-stat --csv: stale_ms is the oldest live worker's counters' age, lag_ms their age weighted by open connections, each at least the mean" {
+    # live: 100 open published now, 300 open 4 s ago, 0 open 60 s ago; dead
+    # (pid gone): 500 open 100 s ago, left out of both
+    sleep 0 &
+    local gone=$!
+    wait "$gone"
+    PYTHONPATH=$C1M_ROOT "$PYTHON" - "$STATS" "$$" "$gone" <<'EOF'
+import sys, time
+from py_server import stats
+path, me, gone = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+sf = stats.StatsFile.create(path, 4, 1000, "python")
+now = time.monotonic_ns()
+for i, (pid, n, age_s) in enumerate([(me, 100, 0), (me, 300, 4), (me, 0, 60), (gone, 500, 100)]):
+    c = type("C", (), dict(open=n, accepted=n, closed=0, slow=0, lines=0, pongs=0,
+                           oversized=0, accept_errors=0, pushed=7 * n))()
+    sf.publish(i, pid, 1, c, now - age_s * 10**9)
+sf.close()
+EOF
+    run "$STAT" --csv "$STATS"
+    assert_success
+    assert_line --index 1 --regexp '^[0-9]+,400,400,0,0,3,0,1,2800,[0-9]+,[0-9]+$'
+    local stale lag
+    IFS=, read -r _ _ _ _ _ _ _ _ _ stale lag <<< "${lines[1]}"
+    # read within a second of the write (a slow sanitizer build included)
+    [ "$stale" -ge 60000 ] && [ "$stale" -lt 61000 ] || fail "stale_ms $stale, not the 60 s worker's age"
+    # the live mean is 400 / 3: the 100 and the idle worker weigh that, the
+    # dead one nothing: (133.3 x 0 + 300 x 4000 + 133.3 x 60000) / 566.7 = 16235
+    [ "$lag" -ge 16235 ] && [ "$lag" -lt 17235 ] || fail "lag_ms $lag, not 16235"
+    # nothing open: 0, not a division by zero
+    write_stats "$STATS" c "$$ 1 0"
+    run "$STAT" --csv "$STATS"
+    assert_line --index 1 --regexp '^[0-9]+,0,0,0,0,1,0,0,0,[0-9]+,0$'
 }
 
 @test "a worker killed mid-hold is dead at once: open drops, --wait open=N fails" {

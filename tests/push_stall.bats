@@ -502,6 +502,28 @@ client: --stall 0.01 --stall-on-signal
 client0: []"
 }
 
+@test "stall: \"steady\" waits for the push intervals in which a filling peer would show (a line it takes may not show in sockstat)" {
+    run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
+                 source "$1/harness/lib/scenarios/stall.sh"
+                 set -u
+                 [ "$(getconf PAGESIZE)" = 4096 ] || { echo "page size $(getconf PAGESIZE)"; exit 0; }
+                 STALL_PUSH_EVERY=30 stall_steady_s                  # c at 1M, 10% stalled: ended steady after 58 s
+                 STALL_STEADY=10 STALL_PUSH_EVERY=0.1 stall_steady_s
+                 STALL_PUSH_EVERY=3.5 stall_steady_s                 # 49: whole seconds, rounded up
+                 STALL_STEADY=500 STALL_PUSH_EVERY=30 stall_steady_s
+                 STALL_PUSH_BYTES=32 stall_steady_s                  # small lines: more of them hide
+                 stall_steady_s                                       # the defaults: a 1 KiB line a second' _ "$C1M_ROOT"
+    assert_success
+    [[ $output != "page size"* ]] || skip "$output"
+    # (2 pages + 4 KiB of --max-pending) / (0.9 x 1 KiB) = 13.3: 14 intervals
+    assert_output "420
+10
+49
+500
+427
+14"
+}
+
 @test "stall: \"steady\" needs TCP memory still against the window's first sample, within a tenth of the stalled peers' push rate" {
     run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
                  source "$1/harness/lib/scenarios/stall.sh"
@@ -589,6 +611,10 @@ for r in rows:
     # catching up after the ramp sends more)
     assert 0.9 <= r["push_kept"] <= 2 and r["push_kept_due"] >= 3000, (name, r.get("push_kept"), r.get("push_kept_due"))
     assert 0 <= r["push_kept_stale_ms"] < 200, (name, r.get("push_kept_stale_ms"))   # published at 10-20 Hz
+    # weighted by connections: never over the oldest worker's age; fresh
+    # counters bound kept within a few thousandths
+    assert 0 <= r["push_kept_lag_ms"] <= r["push_kept_stale_ms"], (name, r.get("push_kept_lag_ms"))
+    assert r["push_kept_hi"] - r["push_kept_lo"] < 0.05, (name, r.get("push_kept_lo"), r.get("push_kept_hi"))
 # the plots draw the runs that count (ok, else disturbed): a suspect run has none
 print("ok", "plots" if [r for r in rows if r["status"] in ("ok", "disturbed")] else "no-plots")
 EOF
@@ -668,13 +694,15 @@ for r in rows:
     assert not [f for f in str(r.get("flags") or "").split(";") if "stall" in f or "push" in f], name
     # the schedule from the hold to the phase's end, the stalled owed nothing
     # until cut: push-behind exactly when under 0.9 of it was sent
-    assert r["push_kept_due"] > 0 and r["push_kept_stale_ms"] >= 0, (name, r.get("push_kept_due"))
+    assert r["push_kept_due"] > 0 and r["push_kept_stale_ms"] >= r["push_kept_lag_ms"] >= 0, (name, r.get("push_kept_due"))
+    assert r["push_kept_lo"] <= r["push_kept"] <= r["push_kept_hi"], (name, r.get("push_kept_lo"), r.get("push_kept_hi"))
     if r["status"] in ("ok", "disturbed", "suspect", "push-behind"):
         assert (r["push_kept"] < 0.9) == (r["status"] == "push-behind"), (name, r.get("push_kept"), r["status"])
     assert r["condition"] == "stall=0.1" and r["stall_fraction"] == 0.1, name
     # round(0.1 x share) in each of the 3 client workers (667, 667, 666)
     assert r["stalled"] == 201, (name, r.get("stalled"))
     assert r["stall_end"] in ("cut", "steady", "wait", "oom-guard"), name
+    assert r["stall_steady_s"] == 5, (name, r.get("stall_steady_s"))   # STALL_STEADY over 14 x 0.1 s
     assert r["stall_tcp_mem_bytes_per_stalled"] > 0, (name, r.get("stall_tcp_mem_bytes_per_stalled"))
     assert r["stall_user_bytes_per_stalled"] >= 0 and r["stall_ss_s"] >= 0, name
     # MemAvailable before the stall and its low during the phase (KiB), and

@@ -29,8 +29,10 @@ static void help(void)
            "  --total          only the total line\n"
            "  --json           {\"kind\":..,\"workers\":[..],\"total\":{..}}\n"
            "  --csv            one line per sample: unix_ms,open,accepted,closed,slow,listening,\n"
-           "                   full,workers_dead,pushed,stale_ms (a header first; for ramp curves\n"
-           "                   with --watch; stale_ms: the oldest live worker's counters' age)\n"
+           "                   full,workers_dead,pushed,stale_ms,lag_ms (a header first; for ramp\n"
+           "                   curves with --watch; stale_ms: the oldest live worker's counters'\n"
+           "                   age; lag_ms: their age weighted by each worker's open connections,\n"
+           "                   at least the live workers' mean)\n"
            "  --get FIELD      print one total: open accepted closed slow lines pongs oversized\n"
            "                   accept_errors pushed workers workers_dead starting listening full\n"
            "                   stopping exited failed ready pid (ready = 1 when every worker\n"
@@ -140,24 +142,61 @@ static void print_json(const struct c1m_stats_reader *r, const struct sample *s,
            U(t->workers_dead), COUNTERS(t));
 }
 
-static void print_csv(const struct sample *s, long n)
+/* lag_ms: the live workers' counters' age, each weighted by its connections.
+ * A worker's rate (lines pushed, connections accepted) goes with its
+ * connections, so a count read N ms late is short by about that worker's
+ * share of the rate times N: over all workers, the total rate times this
+ * weighted age. The oldest age alone (stale_ms) would let one starved worker
+ * of fifty void every window. A worker weighs at least the live workers'
+ * mean: its own open count is as old as the rest of its record, and a
+ * worker starved since the ramp published fewer connections than it holds.
+ * 0 with no connection. */
+static uint64_t weighted_age_ms(const struct c1m_stats_worker *recs, const unsigned char *dead,
+                                uint32_t n, uint64_t mono)
+{
+    double sum = 0, weights = 0, open = 0, live = 0; /* counters from a file: no overflow */
+    for (uint32_t i = 0; i < n; i++) {
+        if (!dead[i] && recs[i].updated_ns) {
+            open += (double)recs[i].open;
+            live++;
+        }
+    }
+    if (open <= 0)
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct c1m_stats_worker *w = &recs[i];
+        if (dead[i] || !w->updated_ns)
+            continue;
+        double weight = (double)w->open > open / live ? (double)w->open : open / live;
+        uint64_t age = w->updated_ns < mono ? (mono - w->updated_ns) / 1000000 : 0;
+        sum += weight * (double)age;
+        weights += weight;
+    }
+    return (uint64_t)(sum / weights + 0.5);
+}
+
+static void print_csv(const struct c1m_stats_reader *r, const struct sample *s,
+                      const struct c1m_stats_worker *recs, const unsigned char *dead, long n)
 {
     const struct c1m_stats_total *t = &s->t;
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     if (n == 0)
-        printf("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms\n");
-    /* stale_ms: how old the oldest live worker's counters are. A Python worker
+        printf("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms,"
+               "lag_ms\n");
+    /* stale_ms: how old the oldest live worker's counters are; lag_ms: their
+     * age weighted by each worker's connections (above). A Python worker
      * publishes from a timer in its loop, so a starved one publishes late: a
      * rate taken between two samples is only as good as their counters' age
      * (harness/lib/pushkept.py). The new columns come last: readers that take
      * columns by position keep working. */
     uint64_t mono = c1m_now_ns();
     uint64_t stale = t->oldest_ns && t->oldest_ns < mono ? (mono - t->oldest_ns) / 1000000 : 0;
-    printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
+    printf("%lld,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n",
            (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, U(t->open), U(t->accepted),
            U(t->closed), U(t->slow), U(t->state[C1M_ST_LISTENING]), U(t->state[C1M_ST_FULL]),
-           U(t->workers_dead), U(t->pushed), U(stale));
+           U(t->workers_dead), U(t->pushed), U(stale),
+           U(weighted_age_ms(recs, dead, r->nworkers, mono)));
 }
 
 /* The process that started this one, for orphaned(). */
@@ -372,7 +411,7 @@ static int run(int argc, char **argv)
             field(&s, o.get, &v);
             printf("%llu\n", U(v));
         } else if (o.csv) {
-            print_csv(&s, n);
+            print_csv(&r, &s, recs, dead, n);
         } else if (o.json) {
             print_json(&r, &s, recs, dead);
         } else {

@@ -188,17 +188,26 @@ pids_gone() {
     echo "$n"
 }
 
+# run_flag FLAG: add FLAG to the run's ;-separated flags (R[flags]). A
+# flag says what a run could not measure (unmeasured:KEY) or what disturbed
+# it; runstore.py and the report read them.
+run_flag() {
+    [ -n "$1" ] || return 0
+    R[flags]="${R[flags]:+${R[flags]};}$1"
+}
+
 # push_kept_check FROM_S TO_S EVERY [STALLED STALL_US]: did the server keep
 # its push schedule from FROM_S to TO_S (epoch seconds)? lib/pushkept.py
 # counts the lines it pushed (the `pushed` column of OUT/ramp.csv) against
 # those due to its reading connections, one per EVERY seconds each (STALLED
 # peers from STALL_US on, until cut as slow, are owed none). Sets the
-# push_kept* keys; an otherwise ok run whose server sent under 0.9 of its due
-# lines becomes push-behind (push_behind=1 for run_one.sh, which checks
-# the server's health first): a server stamps a line when it hands it over, so
-# its delivery latency hides a late schedule, and the load was not the one
-# asked for. No verdict (too few samples, a worker died, counters too old at
-# an edge: push_kept_why): flagged unmeasured:push_kept.
+# push_kept* keys; an otherwise ok run whose server sent under push_kept_min
+# (pushkept.py's KEPT_MIN, 0.9) of its due lines becomes push-behind
+# (push_behind=1 for run_one.sh, which checks the server's health first): a
+# server stamps a line when it hands it over, so its delivery latency hides a
+# late schedule, and the load was not the one asked for. No verdict (too few
+# samples, a worker died, counters too old at an edge: push_kept_why):
+# flagged unmeasured:push_kept.
 push_kept_check() {
     local from_ms to_ms k v verdict="" args=()
     from_ms=$(awk -v t="$1" 'BEGIN{printf "%.0f", t * 1000}')
@@ -214,12 +223,12 @@ push_kept_check() {
     case $verdict in
         ok) ;;
         behind)
-            local what="push: the server sent ${R[push_kept_sent]} of the ${R[push_kept_due]} lines due to its reading connections over ${R[push_kept_window_s]}s (${R[push_kept]}, under 0.9): behind its schedule"
+            local what="push: the server sent ${R[push_kept_sent]} of the ${R[push_kept_due]} lines due to its reading connections over ${R[push_kept_window_s]}s (${R[push_kept]}, under ${R[push_kept_min]}): behind its schedule"
             R[note]="${R[note]:+${R[note]}; }$what"
             push_behind=1   # run_one.sh: the status, after the health checks
             log "$contender: $what" ;;
         *)
-            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+            run_flag "unmeasured:push_kept"
             log "$contender: push: the schedule not judged: ${R[push_kept_why]:-no answer from pushkept.py}" ;;
     esac
     return 0

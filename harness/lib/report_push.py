@@ -204,6 +204,18 @@ STALL_COLS = ["tier", "condition", "contender", "status", "stalled", "ended", "p
               "TCP mem peak MiB", "ss s"]
 
 
+def steady_window(cells, settings):
+    """The seconds without change that ended a phase `steady`, as the runs
+    recorded them (stall_steady_s: STALL_STEADY or more, by the push
+    interval); a range when they differ; the setting for older runs."""
+    seen = sorted({num(r.get("stall_steady_s")) for c in cells for r in c.runs}
+                  - {None})
+    if not seen:
+        return "%s" % (settings.get("stall_steady") or 10)
+    lo, hi = ("%g" % seen[0]), ("%g" % seen[-1])
+    return lo if lo == hi else "%s-%s" % (lo, hi)
+
+
 def stall_section(run_dir, cells, settings):
     table = []
     for c in cells:
@@ -225,7 +237,7 @@ def stall_section(run_dir, cells, settings):
            "`stall=F`; `-sndbuf0`: the server with `--sndbuf 0`, kernel autotuning up to "
            "tcp_wmem's max, otherwise its default 4096 and `--max-pending 4096`), and the "
            "harness watched for up to %s s, once a second. ended: `cut` every stalled "
-           "connection closed as slow; `steady` no cut, and TCP memory within a tenth of what the stalled peers would pin at the push rate, for %s s; `wait` still "
+           "connection closed as slow; `steady` no cut, and TCP memory within a tenth of what the stalled peers would pin at the push rate, for %s s (`STALL_STEADY`, and at least the push intervals in which a filling peer would show); `wait` still "
            "filling at the end; `oom-guard` MemAvailable under the floor, or falling fast "
            "enough to be under it at the next sample. kernel: the peak of sockstat's TCP "
            "`mem` pages (machine-wide) minus before the stall, x the page size, per "
@@ -240,7 +252,7 @@ def stall_section(run_dir, cells, settings):
            "samples). %s marks figures of runs the memory guard stopped: what an unbounded "
            "idiom took before it was stopped.\n" % (
                settings.get("stall_push_bytes") or 1024, settings.get("stall_push_every") or 1,
-               settings.get("stall_wait") or 300, settings.get("stall_steady") or 10,
+               settings.get("stall_wait") or 300, steady_window(cells, settings),
                DOUBLE_DAGGER),
            md_table(STALL_COLS, table) + "\n"]
     if findings:

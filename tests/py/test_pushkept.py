@@ -12,14 +12,15 @@ sys.path.insert(0, LIB)
 import pushkept as pk  # noqa: E402
 
 
-def rows(n_s, open_, rate, t0=1_000_000, slow=None, step_ms=100, stale=0):
+def rows(n_s, open_, rate, t0=1_000_000, slow=None, step_ms=100, stale=0, lag=0):
     """n_s seconds of 10 Hz samples (samples()' tuples): open_ connections,
-    `pushed` growing at rate lines a second, no dead worker, counters stale
-    ms old; slow(t_ms) -> the slow counter (default 0)."""
+    `pushed` growing at rate lines a second, no dead worker, the oldest
+    worker's counters stale ms old and their open-weighted age lag ms;
+    slow(t_ms) -> the slow counter (default 0)."""
     out = []
     for i in range(int(n_s * 1000 / step_ms) + 1):
         t = t0 + i * step_ms
-        out.append((t, open_, slow(t) if slow else 0, round(rate * i * step_ms / 1000), 0, stale))
+        out.append((t, open_, slow(t) if slow else 0, round(rate * i * step_ms / 1000), 0, stale, lag))
     return out
 
 
@@ -55,7 +56,7 @@ class Kept(unittest.TestCase):
             stalled_live = 100 if stall <= t < cut else 0
             op = 1000 if t < cut else 900
             slow = 100 if t >= cut else 0
-            out.append((t, op, slow, round(pushed), 0, 50))
+            out.append((t, op, slow, round(pushed), 0, 50, 5))
             pushed += (op - stalled_live) / 2 * 0.1
         r = pk.kept(out, every=2, stalled=100, stall_ms=stall)
         self.assertEqual(r["push_kept"], "1.000")
@@ -66,14 +67,14 @@ class Kept(unittest.TestCase):
         # samples a second apart, the stall half-way through one: its first
         # half is owed to all 1,000, its second half to the 900 readers
         t0 = 1_000_000
-        out = [(t0, 1000, 0, 0, 0, 0), (t0 + 1000, 1000, 0, 0, 0, 0), (t0 + 2000, 1000, 0, 0, 0, 0)]
+        out = [(t0, 1000, 0, 0, 0, 0, 0), (t0 + 1000, 1000, 0, 0, 0, 0, 0), (t0 + 2000, 1000, 0, 0, 0, 0, 0)]
         r = pk.kept(out, every=1, stalled=100, stall_ms=t0 + 1500)
         self.assertEqual(r["push_kept_due"], 1000 + 500 + 450)
 
     def test_partial_cuts(self):
         # 100 stalled at t0, 40 of them cut by t0+1 s: 940 readers after that
         t0 = 1_000_000
-        out = [(t0, 1000, 7, 0, 0, 0), (t0 + 1000, 960, 47, 0, 0, 0), (t0 + 2000, 960, 47, 0, 0, 0)]
+        out = [(t0, 1000, 7, 0, 0, 0, 0), (t0 + 1000, 960, 47, 0, 0, 0, 0), (t0 + 2000, 960, 47, 0, 0, 0, 0)]
         r = pk.kept(out, every=1, stalled=100, stall_ms=t0)
         self.assertEqual(r["push_kept_due"], 900 + 900)
 
@@ -83,8 +84,10 @@ class Kept(unittest.TestCase):
         self.assertEqual((r["push_kept"], r["push_kept_verdict"]), ("0.900", "ok"))
 
     def unmeasured(self, r, why):
+        """No verdict, for why; no kept either, unless only its range is in doubt."""
         self.assertEqual(r["push_kept_verdict"], "unmeasured")
-        self.assertNotIn("push_kept", r)
+        if "either side" not in why:
+            self.assertNotIn("push_kept", r)
         self.assertIn(why, r["push_kept_why"])
 
     def test_unmeasured(self):
@@ -95,7 +98,7 @@ class Kept(unittest.TestCase):
     def test_dead_worker(self):
         # its counters leave the totals: the pushed count falls, never "behind"
         out = rows(10, 1000, 500)
-        out[-1] = out[-1][:3] + (out[-1][3] - 4000, 1, 0)
+        out[-1] = out[-1][:3] + (out[-1][3] - 4000, 1, 0, 0)
         self.unmeasured(pk.kept(out, every=2), "a worker died in the window (workers_dead 0 -> 1)")
 
     def test_count_fell(self):
@@ -103,18 +106,52 @@ class Kept(unittest.TestCase):
         out[-1] = out[-1][:3] + (-10,) + out[-1][4:]
         self.unmeasured(pk.kept(out, every=2), "the pushed count fell")
 
-    def test_stale_edges(self):
-        # a starved Python worker published 2 s ago, at an edge of a 10 s window
-        out = rows(10, 1000, 215, stale=2000)
+    def test_old_edges_bound_the_verdict(self):
+        # 10 s window, the counters 1 s old at both edges (by lag_ms): kept
+        # is known within a tenth either way
+        r = pk.kept(rows(10, 1000, 215, stale=3000, lag=1000), every=2)
+        self.assertEqual((r["push_kept_verdict"], r["push_kept"]), ("behind", "0.430"))
+        self.assertEqual((r["push_kept_lo"], r["push_kept_hi"]), ("0.387", "0.473"))
+        self.assertEqual((r["push_kept_stale_ms"], r["push_kept_lag_ms"]), (3000, 1000))
+        r = pk.kept(rows(10, 1000, 500, lag=1000), every=2)
+        self.assertEqual((r["push_kept_verdict"], r["push_kept_lo"], r["push_kept_hi"]), ("ok", "0.900", "1.100"))
+        # 0.92 could be 0.828 or 1.012: no verdict, the estimate still said
+        r = pk.kept(rows(10, 1000, 460, lag=1000), every=2)
+        self.unmeasured(r, "0.920, but 0.828-1.012 by the counters' age at the edges (1000 and 1000 ms): either side of 0.9")
+        self.assertEqual(r["push_kept"], "0.920")
+        # only the last edge late: sent can only read low
+        out = rows(10, 1000, 440)
+        out[-1] = out[-1][:6] + (1000,)
         r = pk.kept(out, every=2)
-        self.unmeasured(r, "counters 2000 ms old at an edge of a 10000 ms window")
-        self.assertEqual(r["push_kept_stale_ms"], 2000)
-        # a tenth of the window is still judged
-        self.assertEqual(pk.kept(rows(10, 1000, 215, stale=1000), every=2)["push_kept_verdict"], "behind")
-        # an old ramp.csv without the column: judged, nothing said of the age
-        r = pk.kept([x[:5] + (None,) for x in rows(10, 1000, 500)], every=2)
+        self.assertEqual((r["push_kept_lo"], r["push_kept_hi"]), ("0.880", "0.968"))
+        self.assertEqual(r["push_kept_verdict"], "unmeasured")
+        # over a quarter of the window: the rate is not even enough to bound
+        self.unmeasured(pk.kept(rows(10, 1000, 100, lag=2600), every=2),
+                        "counters 2600 ms old (lag_ms) at an edge of a 10000 ms window: over a quarter")
+
+    def test_one_starved_worker(self):
+        # asyncio-streams at 1M: one worker of ~50 published 89 s ago in a
+        # 600 s window, the others 50 ms ago: lag_ms ~1.8 s, kept within 0.01
+        out = [(1_000_000 + i * 1000, 1_000_000, 0, i * 15_500, 0, 89_000, 1_830) for i in range(601)]
+        r = pk.kept(out, every=30)
+        self.assertEqual((r["push_kept_verdict"], r["push_kept"]), ("behind", "0.465"))
+        self.assertEqual((r["push_kept_lo"], r["push_kept_hi"]), ("0.464", "0.466"))
+        self.assertEqual((r["push_kept_stale_ms"], r["push_kept_lag_ms"]), (89_000, 1_830))
+
+    def test_old_csv_judged_by_stale(self):
+        # an edge row without lag_ms: its stale_ms, the worst worker's age
+        out = rows(10, 1000, 440)
+        out[0] = out[0][:5] + (3000, None)
+        self.unmeasured(pk.kept(out, every=2), "counters 3000 ms old (stale_ms) at an edge")
+        r = pk.kept([x[:6] + (None,) for x in rows(10, 1000, 215, stale=2000)], every=2)
+        self.assertEqual((r["push_kept_verdict"], r["push_kept_lo"], r["push_kept_hi"]), ("behind", "0.344", "0.516"))
+        self.assertNotIn("push_kept_lag_ms", r)
+        # before stale_ms too: judged as fresh, nothing said of the age
+        r = pk.kept([x[:5] + (None, None) for x in rows(10, 1000, 500)], every=2)
         self.assertEqual(r["push_kept_verdict"], "ok")
+        self.assertEqual((r["push_kept_lo"], r["push_kept_hi"]), ("1.000", "1.000"))
         self.assertNotIn("push_kept_stale_ms", r)
+        self.assertEqual(r["push_kept_min"], pk.KEPT_MIN)
 
 
 class Samples(unittest.TestCase):
@@ -132,10 +169,18 @@ class Samples(unittest.TestCase):
                        "1100,10,10,0,0,1,0,0,\n"        # cut short by the sampler's stop
                        "1200,10,10,0,0,1,0,1,9\n"
                        "1300,10,10,0,0,1,0,0,12\n")
-        self.assertEqual(pk.samples(p, 1000, 1250), [(1000, 10, 0, 5, 0, None), (1200, 10, 0, 9, 1, None)])
+        self.assertEqual(pk.samples(p, 1000, 1250), [(1000, 10, 0, 5, 0, None, None), (1200, 10, 0, 9, 1, None, None)])
         p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms\n"
                        "1000,10,10,0,0,1,0,0,5,12\n")
-        self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, 12)])
+        self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, 12, None)])
+        p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms,lag_ms\n"
+                       "1000,10,10,0,0,1,0,0,5,12,3\n")
+        self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, 12, 3)])
+        # a last line without its newline: its last number may be cut (lag_ms 3 of 35?)
+        p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed,stale_ms,lag_ms\n"
+                       "1000,10,10,0,0,1,0,0,5,12,35\n"
+                       "1100,10,10,0,0,1,0,0,6,12,3")
+        self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, 12, 35)])
 
     def test_old_csv_without_pushed(self):
         # a ramp.csv from before the pushed column: no verdict, not a crash
@@ -153,6 +198,7 @@ class Samples(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("push_kept=2.000", r.stdout.split())
         self.assertIn("push_kept_verdict=ok", r.stdout.split())
+        self.assertIn("push_kept_min=0.9", r.stdout.split())
         r = self.cli("summary", "/nonexistent/ramp.csv", "--from", "0", "--to", "1", "--every", "1")
         self.assertEqual(r.returncode, 0)
         self.assertIn("push_kept_verdict=unmeasured", r.stdout.splitlines())

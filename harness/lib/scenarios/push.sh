@@ -103,12 +103,12 @@ scenario_after_client() {
     if awk -v e="${PUSH_EVERY:-30}" 'BEGIN{exit !(e > 0)}'; then
         if [ "${PUSH_BURST:-0}" = 1 ]; then
             R[push_kept_why]="PUSH_BURST=1: the check judges a paced schedule"
-            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+            run_flag "unmeasured:push_kept"
         elif [ -n "${ta:-}" ] && [ -n "${td:-}" ]; then
             push_kept_check "$ta" "$td" "${PUSH_EVERY:-30}"
         else
             R[push_kept_why]="HOLD=0: no window"
-            R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+            run_flag "unmeasured:push_kept"
         fi
     fi
     local rx

@@ -19,9 +19,10 @@
 # are a namespace's own; the quiet gate leaves the run's sockets the only ones), the server's slow count
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
 # (the server's `slow` counter grew by the number stalled: "cut"), when nothing
-# changed for STALL_STEADY seconds ("steady": no cut, and TCP memory moved less
-# than a tenth of what the stalled peers would pin at the push rate: the queues
-# are full and stay), at
+# changed for STALL_STEADY seconds, and enough push intervals that a filling
+# peer would show (stall_steady_s; "steady": no cut, and TCP memory moved less than a tenth of
+# what the stalled peers would pin at the push rate: the queues are full and
+# stay), at
 # STALL_WAIT seconds ("wait": still filling), when MemAvailable fell under the
 # run's floor (status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
@@ -126,6 +127,27 @@ stall_still_pages() {
         'BEGIN { printf "%d\n", n * b * s / e / p / 10 + 2 }'
 }
 
+# stall_steady_s: the seconds without change that end the phase: STALL_STEADY,
+# and at least the push intervals in which a stalled peer still filling takes
+# ten ninths of what can hide from the check. What hides: sockstat counts the
+# pages the sockets reserved, and a socket keeps up to a page reserved after
+# its acked lines are freed (one at each end), and the server's
+# --max-pending (4096, the default the scenario runs) in its userspace. Over
+# fewer intervals a filling peer can move TCP memory by less than the
+# tolerance (a tenth of its lines): c at 1M with 10% stalled, 4 KiB peers and
+# a line every 30 s ended "steady" 58 s after the stall, nothing cut and every
+# stalled peer still taking lines; over 10 s TCP memory had moved 256 pages
+# (sockstat's counter also moves in per-CPU batches of 256) where the
+# tolerance was 835 (2026-12-04). With 1 KiB lines: 14 intervals.
+stall_steady_s() {
+    local page
+    page=$(getconf PAGESIZE 2>/dev/null)
+    awk -v s="${STALL_STEADY:-10}" -v e="${STALL_PUSH_EVERY:-1}" -v b="${STALL_PUSH_BYTES:-1024}" \
+        -v p="${page:-4096}" -v mp=4096 \
+        'function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
+         BEGIN { w = ceil(ceil((2 * p + mp) / (0.9 * b)) * e); if (w < s) w = s; print w }'
+}
+
 # stall_window MEM SLOW: true while MEM stays within $still_tol pages of the
 # window's first sample and SLOW (the server's cut count) has not moved since
 # it; otherwise this sample opens a new window (still_since, still_mem,
@@ -162,7 +184,7 @@ stall_guard() {
 
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
-    local steady=${STALL_STEADY:-10} i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
+    local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
     local avail0 avail_kib avail_low gone
     local still_since="" prev_t t_dead end=wait t_end prev_avail="" page guard_why=""
     page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
@@ -172,6 +194,9 @@ scenario_run() {
     R[stall_sndbuf]=$(stall_buf_of "$variant")
     R[stall_push_bytes_cfg]=${STALL_PUSH_BYTES:-1024}
     R[stall_push_every_s]=${STALL_PUSH_EVERY:-1}
+    steady=$(stall_steady_s)
+    R[stall_steady_s]=$steady
+    [ "$steady" -lt "$wait" ] || log "$contender: stall: the phase cannot end steady: it needs ${steady} s without change (STALL_PUSH_EVERY ${STALL_PUSH_EVERY:-1} s), STALL_WAIT is ${wait} s"
     read -r mem0 orph0 <<<"$(stall_sockstat)"
     read -r rss0 _ <<<"$(rss_kib $pids)"
     slow0=$(stat_get "$stats" slow)
@@ -312,7 +337,7 @@ scenario_after_client() {
     if [ -n "$from" ] && [ -n "$to" ]; then
         push_kept_check "$from" "$to" "${STALL_PUSH_EVERY:-1}" "${R[stalled]:-}" "${R[stall_at_us]:-}"
     else
-        R[flags]="${R[flags]:+${R[flags]};}unmeasured:push_kept"
+        run_flag "unmeasured:push_kept"
     fi
 }
 
