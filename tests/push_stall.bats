@@ -566,11 +566,31 @@ client0: []"
                  g "" 4000 1024 1          # MemAvailable unreadable: no verdict' _ "$C1M_ROOT"
     assert_success
     assert_line --index 0 "go"
-    assert_line --index 1 "MemAvailable 1000 MiB, under the 1024 MiB floor <- stop"
+    assert_line --index 1 "usable memory 1000 MiB (MemAvailable less the reclaimable slab), under the 1024 MiB floor <- stop"
     assert_line --index 2 "go"
-    assert_line --index 3 "MemAvailable 1500 MiB, which fell 1500 MiB over the last 35 s: the next sample would have been under the 1024 MiB floor <- stop"
+    assert_line --index 3 "usable memory 1500 MiB (MemAvailable less the reclaimable slab), which fell 1500 MiB over the last 35 s: the next sample would have been under the 1024 MiB floor <- stop"
     assert_line --index 4 "go"
     assert_line --index 5 "go"
+}
+
+@test "stall: the memory guard counts MemAvailable less the reclaimable slab (open sockets' inodes and dentries cannot be reclaimed)" {
+    local m=$BATS_TEST_TMPDIR/meminfo
+    # asyncio-streams at 1M, 10% stalled, at the kernel's OOM kill: MemAvailable
+    # read 2,011 MiB with 2.0 GiB of it the open sockets' slab
+    printf 'MemTotal:       24684596 kB\nMemFree:          316444 kB\nMemAvailable:    2059264 kB\nSReclaimable:    2115076 kB\n' > "$m"
+    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    assert_output 0
+    printf 'MemAvailable:    2059264 kB\nSReclaimable:      53780 kB\n' > "$m"
+    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    assert_output 2005484
+    printf 'MemAvailable:    2059264 kB\n' > "$m"     # no SReclaimable line: MemAvailable
+    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    assert_output 2059264
+    printf 'MemFree:          316444 kB\n' > "$m"     # no MemAvailable: nothing, never a made-up 0
+    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    assert_output ""
+    # the stall phase guards on it
+    grep -q 'stall_guard "$usable"' "$C1M_ROOT/harness/lib/scenarios/stall.sh"
 }
 
 # bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.

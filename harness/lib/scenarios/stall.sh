@@ -24,7 +24,7 @@
 # what the stalled peers would pin at the push rate: the queues are full and
 # stay), at
 # STALL_WAIT seconds ("wait": still filling), when MemAvailable fell under the
-# run's floor (status oom-guard: the finding, the memory an unbounded idiom
+# run's floor (MemAvailable less the reclaimable slab: mem_usable_kib; status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
 # `ss -tmn` over the server's sockets (slow at 1M sockets: stall_ss_s says how
 # long it took).
@@ -164,19 +164,19 @@ stall_window() {
     return 1
 }
 
-# stall_guard AVAIL PREV_AVAIL FLOOR SECONDS (MiB; PREV_AVAIL may be empty):
-# says why and succeeds when the phase must stop: MemAvailable under the
-# floor, or falling so fast that the next sample, at the pace of the last
+# stall_guard AVAIL PREV_AVAIL FLOOR SECONDS (MiB; PREV_AVAIL may be empty;
+# AVAIL is mem_usable_kib's MemAvailable less the reclaimable slab):
+# says why and succeeds when the phase must stop: AVAIL under the floor, or falling so fast that the next sample, at the pace of the last
 # SECONDS, would be under it (the "predicted" stop).
 stall_guard() {
     local avail=$1 prev=$2 floor=$3
     [ -n "$avail" ] || return 1
     if [ "$avail" -lt "$floor" ]; then
-        echo "MemAvailable ${avail} MiB, under the ${floor} MiB floor"
+        echo "usable memory ${avail} MiB (MemAvailable less the reclaimable slab), under the ${floor} MiB floor"
         return 0
     fi
     if [ -n "$prev" ] && [ $((2 * avail - prev)) -lt "$floor" ]; then
-        echo "MemAvailable ${avail} MiB, which fell $((prev - avail)) MiB over the last $4 s: the next sample would have been under the ${floor} MiB floor"
+        echo "usable memory ${avail} MiB (MemAvailable less the reclaimable slab), which fell $((prev - avail)) MiB over the last $4 s: the next sample would have been under the ${floor} MiB floor"
         return 0
     fi
     return 1
@@ -186,7 +186,7 @@ scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
     local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
     local avail0 avail_kib avail_low gone
-    local still_since="" prev_t t_dead end=wait t_end prev_avail="" page guard_why=""
+    local still_since="" prev_t t_dead end=wait t_end prev_usable="" usable usable_kib page guard_why=""
     page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
     page=${page:-4096}
     frac=$(stall_frac_of "$variant")
@@ -238,14 +238,16 @@ scenario_run() {
         slow=$(stat_get "$stats" slow)
         avail_kib=$(mem_available_kib)
         avail=${avail_kib:+$((avail_kib / 1024))}
+        usable_kib=$(mem_usable_kib)   # the guard's figure: MemAvailable less the reclaimable slab
+        usable=${usable_kib:+$((usable_kib / 1024))}
         echo "$(elapsed "$t0" "$(now_s)"),${mem:-},${orph:-},${slow:-},${rss:-},${avail:-}" >> "$out/stall.csv"
         [ -n "$avail_kib" ] && { [ -z "$avail_low" ] || [ "$avail_kib" -lt "$avail_low" ]; } && avail_low=$avail_kib
         [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
         [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
-        if guard_why=$(stall_guard "$avail" "$prev_avail" "$min_avail" $((EPOCHSECONDS - prev_t))); then
+        if guard_why=$(stall_guard "$usable" "$prev_usable" "$min_avail" $((EPOCHSECONDS - prev_t))); then
             end=oom-guard; break
         fi
-        prev_avail=$avail
+        prev_usable=$usable
         gone=$(pids_gone $workers)   # empty when a Ctrl-C killed the substitution
         if ! kill -0 "$spid" 2>/dev/null || [ "${gone:-0}" -gt 0 ]; then end=server-died; break; fi
         if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
