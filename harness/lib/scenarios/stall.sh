@@ -20,11 +20,11 @@
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
 # (the server's `slow` counter grew by the number stalled: "cut"), when nothing
 # changed for STALL_STEADY seconds, and enough push intervals that a filling
-# peer would show (stall_steady_s; "steady": no cut, and TCP memory moved less than a tenth of
-# what the stalled peers would pin at the push rate: the queues are full and
-# stay), at
-# STALL_WAIT seconds ("wait": still filling), when MemAvailable fell under the
-# run's floor (MemAvailable less the reclaimable slab: mem_usable_kib; status oom-guard: the finding, the memory an unbounded idiom
+# peer would show (stall_steady_s; "steady": no cut, and TCP memory moved less
+# than a tenth of what the stalled peers would pin at the push rate: the
+# queues are full and stay), at STALL_WAIT seconds ("wait": still filling),
+# when MemAvailable less the reclaimable slab (mem_usable_kib) fell under the
+# run's floor (status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
 # `ss -tmn` over the server's sockets (slow at 1M sockets: stall_ss_s says how
 # long it took).
@@ -166,8 +166,9 @@ stall_window() {
 
 # stall_guard AVAIL PREV_AVAIL FLOOR SECONDS (MiB; PREV_AVAIL may be empty;
 # AVAIL is mem_usable_kib's MemAvailable less the reclaimable slab):
-# says why and succeeds when the phase must stop: AVAIL under the floor, or falling so fast that the next sample, at the pace of the last
-# SECONDS, would be under it (the "predicted" stop).
+# says why and succeeds when the phase must stop: AVAIL under the floor, or
+# falling so fast that the next sample, at the pace of the last SECONDS, would
+# be under it (the "predicted" stop).
 stall_guard() {
     local avail=$1 prev=$2 floor=$3
     [ -n "$avail" ] || return 1
