@@ -1,6 +1,6 @@
 /* main.c - c1m-client: parse the command line, fork the connection workers,
  * then supervise from a small event loop: a 100 ms tick reaps workers, checks
- * MemAvailable, moves the run through ramp -> hold -> finish and prints the
+ * usable memory, moves the run through ramp -> hold -> finish and prints the
  * progress line once a second. The summary is printed once every worker has
  * exited, from the shared counters. */
 #include <errno.h>
@@ -134,13 +134,14 @@ static void check_memory(struct parent *p)
     const struct c1m_opts *o = p->o;
     if (!o->min_available_mib || p->phase != C1M_PH_RAMP || C1M_LOAD(p->sh->ctl.stop_new))
         return;
-    long kib = c1m_mem_available_kib();
+    long kib = c1m_mem_usable_kib();
     if (kib < 0 || kib / 1024 >= o->min_available_mib)
         return;
     C1M_STORE(p->sh->ctl.stop_new, 1);
     if (!p->stopped_reason)
         p->stopped_reason = "min-available";
-    note(p, "MemAvailable %ld MiB < --min-available %ld MiB: opening no new connections",
+    note(p, "usable memory %ld MiB (MemAvailable less the reclaimable slab) < --min-available %ld MiB: "
+            "opening no new connections",
          kib / 1024, o->min_available_mib);
 }
 

@@ -30,15 +30,41 @@ static ssize_t read_small(const char *path, char *buf, size_t len)
     return (ssize_t)got;
 }
 
-long c1m_mem_available_kib(void)
+/* The value of "FIELD:" at the start of a line of TEXT, in KiB, or -1. */
+static long meminfo_field(const char *text, const char *field)
 {
-    char buf[4096];
+    size_t len = strlen(field);
+    for (const char *p = text; p && *p;) {
+        if (strncmp(p, field, len) == 0 && p[len] == ':') {
+            char *end;
+            errno = 0;
+            long v = strtol(p + len + 1, &end, 10);
+            return (end == p + len + 1 || errno || v < 0) ? -1 : v;
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return -1;
+}
+
+long c1m_meminfo_usable_kib(const char *meminfo)
+{
+    long avail = meminfo_field(meminfo, "MemAvailable");
+    if (avail < 0)
+        return -1;
+    long rec = meminfo_field(meminfo, "SReclaimable");
+    if (rec < 0)
+        rec = 0;   /* a kernel without the field: MemAvailable alone */
+    return avail > rec ? avail - rec : 0;
+}
+
+long c1m_mem_usable_kib(void)
+{
+    char buf[8192];   /* /proc/meminfo is ~1.5 KB; SReclaimable comes after the 20th line */
     if (read_small("/proc/meminfo", buf, sizeof(buf)) <= 0)
         return -1;
-    const char *p = strstr(buf, "MemAvailable:");
-    if (!p)
-        return -1;
-    return strtol(p + strlen("MemAvailable:"), NULL, 10);
+    return c1m_meminfo_usable_kib(buf);
 }
 
 long c1m_local_port_count(void)

@@ -2,8 +2,17 @@
 #ifndef C1M_CLIENT_SYSINFO_H
 #define C1M_CLIENT_SYSINFO_H
 
-/* MemAvailable in KiB, or -1 if /proc/meminfo cannot be read. */
-long c1m_mem_available_kib(void);
+/* What a memory guard may count on, in KiB: MemAvailable less SReclaimable
+ * (0 when that is negative), or -1 if /proc/meminfo cannot be read or has no
+ * MemAvailable. MemAvailable counts the reclaimable slab as available, and
+ * with many sockets open most of it is their inodes and dentries (~2 GiB at
+ * 1M loopback connections), which cannot be reclaimed while they are open:
+ * the kernel's OOM killer has ended a server while MemAvailable read 2 GiB
+ * (results/reference-stall-1m-10pct). The harness's mem_usable_kib is the same
+ * figure. */
+long c1m_mem_usable_kib(void);
+/* The same from the text of a meminfo file (tests). */
+long c1m_meminfo_usable_kib(const char *meminfo);
 /* Size of net.ipv4.ip_local_port_range, or -1. */
 long c1m_local_port_count(void);
 

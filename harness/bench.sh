@@ -31,7 +31,7 @@ KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORK
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
 # measurement said; and the estimate gets 15% plus this much headroom on top
-# of the MemAvailable floor the run itself stops at.
+# of the usable-memory floor the run itself stops at (mem_usable_mib).
 GUARD_PCT=115
 GUARD_FLOOR_BYTES=8192
 GUARD_MARGIN_MIB=256
@@ -54,8 +54,9 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
   SERVER_WORKER_CONNS=      per-worker connection cap of the server (default: its own)
   CLIENT_WORKER_CONNS=10000 per-worker connection cap of the client (about two client
                             workers per server worker: 1M in 29.9 s vs 35.7 s with 51)
-  MIN_AVAILABLE_MIB=1024    a run stops opening connections below this MemAvailable
-  MEM_GUARD_MIB=            pretend MemAvailable is this (tests the memory guard)
+  MIN_AVAILABLE_MIB=1024    a run stops opening connections below this usable memory
+                            (MemAvailable less SReclaimable, the open sockets' slab)
+  MEM_GUARD_MIB=            pretend usable memory is this (tests the memory guard)
   SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
   QUIET_MAX=600             before each run, wait up to this for a quiet machine (earlier
                             sockets freed, CPUs idle); 0 = no gate. A run started after
@@ -371,7 +372,7 @@ learn_cost() {
 
 # guard CONTENDER N: 0 when the run fits. Sets GUARD_MSG either way.
 guard() {
-    local c=$1 n=$2 per basis avail need k
+    local c=$1 n=$2 per basis avail src need k
     per=${COST[$c]:-} basis="measured for $c"
     if [ -z "$per" ]; then
         for k in "${!COST[@]}"; do [ "${COST[$k]}" -gt "${per:-0}" ] && per=${COST[$k]}; done
@@ -380,8 +381,12 @@ guard() {
     [ -z "$per" ] && { per=$GUARD_FLOOR_BYTES; basis="floor, nothing measured yet"; }
     [ "$per" -lt "$GUARD_FLOOR_BYTES" ] && { per=$GUARD_FLOOR_BYTES; basis="floor"; }
     need=$(( (n * per * GUARD_PCT / 100 + 1048575) / 1048576 + MIN_AVAILABLE_MIB + GUARD_MARGIN_MIB ))
-    if [ -n "$MEM_GUARD_MIB" ]; then avail=$MEM_GUARD_MIB; else avail=$(mem_available_mib); fi
-    GUARD_MSG="needs ~${need} MiB ($per B/conn, $basis, +$((GUARD_PCT - 100))% + ${GUARD_MARGIN_MIB} MiB + the ${MIN_AVAILABLE_MIB} MiB floor); MemAvailable ${avail} MiB${MEM_GUARD_MIB:+ (MEM_GUARD_MIB)}"
+    if [ -n "$MEM_GUARD_MIB" ]; then
+        avail=$MEM_GUARD_MIB src="MEM_GUARD_MIB"
+    else
+        avail=$(mem_usable_mib) src="MemAvailable less the reclaimable slab"
+    fi
+    GUARD_MSG="needs ~${need} MiB ($per B/conn, $basis, +$((GUARD_PCT - 100))% + ${GUARD_MARGIN_MIB} MiB + the ${MIN_AVAILABLE_MIB} MiB floor); usable ${avail} MiB ($src)"
     [ "$need" -le "$avail" ]
 }
 

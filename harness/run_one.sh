@@ -284,7 +284,7 @@ while :; do
         # The client ends early only on failure (it holds forever otherwise).
         R[status]=client-stopped; R[note]="client exited: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
     fi
-    if [ "$(mem_available_mib)" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="MemAvailable under ${min_avail} MiB"; break; fi
+    if [ "$(mem_usable_mib)" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="usable memory (MemAvailable less the reclaimable slab) under ${min_avail} MiB"; break; fi
     if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
     if [[ ${open:-} =~ ^[0-9]+$ ]] && [ "$open" -gt "$best" ]; then
         best=$open t_best=$t
@@ -456,7 +456,9 @@ if [ "$reached" = 1 ]; then
         :   # the scenario's own status stands (storm-timeout...); the health is recorded
     elif [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
         R[status]=server-died
-        R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")"
+        oom=$(oom_killed - "$spid" $workers)
+        [ -n "$oom" ] && oom="; the kernel's OOM killer killed $oom (dmesg)"
+        R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")$oom"
     elif [ -n "$silent" ]; then
         R[status]=server-hung
         R[note]="${R[note]:+${R[note]}; }worker(s) alive but serving nothing: no line counted and no CPU used over the end of the ${hold}s hold while their connections were pinged every ${heartbeat}s (pid:open $silent)"

@@ -155,13 +155,19 @@ EOF
     [ "$("$STAT" --get accepted "$STATS")" -eq 1000 ]
 }
 
+@test "--min-available guards MemAvailable less SReclaimable (tests/c/sysinfo_test.c: the OOM moment at 1M reads 0)" {
+    run "$C1M_BUILD/tests/sysinfo_test"
+    assert_success
+    assert_output "sysinfo: ok"
+}
+
 @test "--min-available above MemAvailable opens nothing and says so (exit 1)" {
     need_ns
     start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
     run in_ns "$CLIENT" --connections 100 --port "$PORT" --min-available 1000000000 --quiet --json "$JSON"
     assert_failure 1
     assert_output --partial "--min-available"
-    assert_output --partial "opening no new connections"
+    assert_output --partial "(MemAvailable less the reclaimable slab) < --min-available 1000000000 MiB: opening no new connections"
     assert_output --partial "stopped                min-available"
     run json "$JSON" 'j["stopped_reason"], j["established"]'
     assert_output "min-available 0"

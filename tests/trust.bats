@@ -243,6 +243,28 @@ kill_in_hold() {
     [ "${lines[0]}" = server-died ] || { show; fail "status ${lines[0]}"; }
     [ "${lines[1]}" -ge 1 ]
     assert_line --index 2 --partial "server died during the run"
+    # a kill -9 is not the kernel's OOM killer: the note does not say it was
+    refute_line --index 2 --partial "OOM killer"
+}
+
+@test "trust: a dead worker the kernel log shows killed by the OOM killer is named; live pids and other pids are not" {
+    # a pid that is gone, one alive (this shell), one the log names but not ours
+    sleep 0 & local gone=$!
+    wait "$gone"
+    local kmsg=$BATS_TEST_TMPDIR/kmsg
+    printf '%s\n' \
+        "[ 9123.000300] oom-kill:constraint=CONSTRAINT_NONE,global_oom,task=python3,pid=$gone,uid=0" \
+        "[ 9123.000400] Out of memory: Killed process $gone (python3) total-vm:1200000kB, anon-rss:250000kB" \
+        "[ 9124.000100] Out of memory: Killed process $$ (bash) total-vm:1kB" \
+        "[ 9125.000100] Out of memory: Killed process 4194305 (other) total-vm:1kB" \
+        "[ 9126.000400] Out of memory: Killed process $gone (python3) total-vm:1200000kB" > "$kmsg"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
+        oom_killed "$2" "$3" "$4" x; echo "[$(oom_killed "$2" "$4")]"; echo "[$(oom_killed "$1/nonexistent" "$3")]"' \
+        _ "$C1M_ROOT" "$kmsg" "$gone" "$$"
+    assert_success
+    assert_line --index 0 "pid $gone (python3)"
+    assert_line --index 1 "[]"
+    assert_line --index 2 "[]"
 }
 
 @test "trust: a server worker alive but frozen through the hold (SIGSTOP) is server-hung, never ok" {

@@ -738,7 +738,7 @@ def parser():
     p.add_argument("--worker-conns", metavar="N", help="connections per server worker process "
                    "(default: as in the run, set there by the fd limit)")
     p.add_argument("--predict-guard", action="store_true", help="predict where this machine's "
-                   "MemAvailable guard stops CONTENDER (reads /proc/meminfo now)")
+                   "memory guard (MemAvailable less SReclaimable) stops CONTENDER (reads /proc/meminfo now)")
     p.add_argument("--min-available", metavar="MIB", help="with --predict-guard: the guard floor (default 1024)")
     p.add_argument("--target-conns", metavar="N", help="with --predict-guard: pick the floor so the guard "
                    "trips at about N connections")
@@ -791,7 +791,7 @@ def parse(argv):
         if not a.contender:
             raise Usage("--predict-guard: needs RUN and CONTENDER")
         if a.mem is not None:
-            raise Usage("--mem: not with --predict-guard (it reads MemAvailable now)")
+            raise Usage("--mem: not with --predict-guard (it reads this machine's memory now)")
         if a.min_available is not None and a.target_conns is not None:
             raise Usage("--min-available and --target-conns: give one")
     return a, o, mem, stall

@@ -1,17 +1,26 @@
 """capacity_guard.py - the planner's check against this machine: where its
-MemAvailable guard (bench.sh MIN_AVAILABLE_MIB, run_one.sh's ramp stop and the
+memory guard (bench.sh MIN_AVAILABLE_MIB, run_one.sh's ramp stop and the
 client's --min-available) will stop a contender, and predicted vs measured
 once a run has been stopped there.
 
     harness/capacity --predict-guard RUN CONTENDER [--target-conns N | --min-available MIB] [--out DIR]
     harness/capacity --check DIR
 
-The prediction uses the same Model as the planner (capacity.py), for this
-machine: both ends of each loopback connection, no reserve (MemAvailable already
-leaves out what the machine uses), and only the unreclaimable part of the socket
-slab: MemAvailable counts reclaimable slab (sock_inode_cache, dentry) as
-available even while the sockets are open, so the guard never sees it fall.
-Not counted: the client's own userspace (runs.csv does not measure it).
+The guard reads usable memory: MemAvailable less SReclaimable (lib/common.sh
+mem_usable_kib, the client's c1m_mem_usable_kib). MemAvailable alone counts
+the open sockets' inodes and dentries (sock_inode_cache, dentry: reclaimable
+slab) as available although they cannot be reclaimed while the sockets are
+open; at 1M that is ~2 GiB, and the kernel's OOM killer ended a server while
+MemAvailable read 2 GiB (results/reference-stall-1m-10pct). The prediction
+uses the same Model as the planner (capacity.py), for this machine: both ends
+of each loopback connection, the whole socket slab, and no reserve (usable
+memory already leaves out what the machine uses). Not counted: the client's
+own userspace (runs.csv does not measure it).
+
+Predictions saved before the guard read usable memory (no mem_usable_kib in
+the file: the committed results/reference-capacity-*) are checked as they were
+made: from MemAvailable, with the model they saved (which left the reclaimable
+share of the socket slab out, as that guard never saw it fall).
 --out DIR saves the prediction (DIR/capacity-prediction.json) where the
 validation run will write its results (OUT=DIR; bench.sh accepts a directory
 without a runs.csv); --check DIR compares it with the runs there: idle, the
@@ -31,55 +40,36 @@ from capacity import (Model, NoData, app_per_conn, bases_of, conns_per_worker, f
                       stall_backlog)
 from cells import label_of, num
 
-SLAB_SYS = "/sys/kernel/slab"
-# The socket slab caches kernel_bytes_per_conn sums (harness/lib/probe.sh slab_kib):
-# one object of each per socket (MACHINE.md "Kernel cost of one idle socket").
-SOCKET_CACHES = ("TCP", "sock_inode_cache", "filp", "dentry", "eventpoll_epi", "eventpoll_pwq")
 PREDICTION_FILE = "capacity-prediction.json"
 CHECK_TOLERANCE = 0.10
 # A stall run that held counts only if its stalled queues got as full as they
 # get: every stalled connection cut as slow at its bound, or nothing moving.
 FILLED_ENDS = ("cut", "steady")
 # The validation run's client connect rate (connections/s): the client checks
-# MemAvailable on a 100 ms tick, so it opens at most RATE/10 past the floor.
+# usable memory on a 100 ms tick, so it opens at most RATE/10 past the floor.
 GUARD_RATE = 5000
 MIB = 1 << 20
 
 
-def slab_split(sys_dir=SLAB_SYS):
-    """(unreclaimable fraction of one socket's slab objects, text) from this
-    kernel's per-object sizes and reclaim flags. MemAvailable counts
-    reclaimable slab (SReclaimable: sock_inode_cache, dentry) as available, even
-    for sockets held open, so the guard sees only the rest fall."""
-    tot = unrec = 0
-    parts = []
-    for c in SOCKET_CACHES:
-        try:
-            with open(os.path.join(sys_dir, c, "slab_size")) as f:
-                size = int(f.read().split()[0])
-            with open(os.path.join(sys_dir, c, "reclaim_account")) as f:
-                rec = int(f.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            return 1.0, ("%s/%s unreadable: the whole kernel figure counted (MemAvailable would "
-                         "not see the reclaimable part fall)" % (sys_dir, c))
-        tot += size
-        if not rec:
-            unrec += size
-        parts.append("%s %d%s" % (c, size, " reclaimable" if rec else ""))
-    return unrec / tot, "unreclaimable %d of %d B per socket (%s; %s)" % (unrec, tot, ", ".join(parts), sys_dir)
-
-
-def mem_available_kib(path="/proc/meminfo"):
+def mem_usable_kib(path="/proc/meminfo"):
+    """MemAvailable less SReclaimable (KiB, at least 0), as the guard reads it."""
+    fields = {}
     with open(path) as f:
         for line in f:
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1])
-    raise NoData("%s has no MemAvailable" % path)
+            name, _, rest = line.partition(":")
+            if name in ("MemAvailable", "SReclaimable"):
+                try:
+                    fields[name] = int(rest.split()[0])
+                except (ValueError, IndexError):
+                    pass
+    if "MemAvailable" not in fields:
+        raise NoData("%s has no MemAvailable" % path)
+    return max(0, fields["MemAvailable"] - fields.get("SReclaimable", 0))
 
 
-def guard_model(basis, stall, opts, frac):
-    """This machine: both ends, the kernel's unreclaimable share, no reserve
-    (MemAvailable already excludes what the machine uses)."""
+def guard_model(basis, stall, opts):
+    """This machine: both ends, the whole socket slab, no reserve (usable
+    memory already excludes what the machine uses)."""
     kern, ktxt = kernel_per_conn(basis, 2, opts.kernel)
     app, atxt = app_per_conn(basis)
     if stall > 0:
@@ -88,43 +78,42 @@ def guard_model(basis, stall, opts, frac):
         backlog, btxt = 0.0, "no stalled connections"
     idle, itxt, _ = idle_per_process(basis)
     cpw, ctxt = conns_per_worker(basis, opts.worker_conns)
-    m = Model(kern * frac, app, stall, backlog, idle, cpw, 0)
-    words = {"kernel": "%s x %.3f" % (ktxt, frac), "app": atxt, "backlog": btxt,
-             "idle": itxt, "workers": ctxt}
+    m = Model(kern, app, stall, backlog, idle, cpw, 0)
+    words = {"kernel": ktxt, "app": atxt, "backlog": btxt, "idle": itxt, "workers": ctxt}
     return m, words
 
 
 def guard_trip(model, avail_kib, floor_mib):
-    """Connections open when MemAvailable (avail_kib before the server started)
-    falls under floor_mib: the largest N whose cost leaves floor_mib."""
+    """Connections open when usable memory (avail_kib before the server
+    started) falls under floor_mib: the largest N whose cost leaves floor_mib."""
     budget = avail_kib * 1024.0 - floor_mib * MIB
     return model.fit(budget) if budget > 0 else 0
 
 
 def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_dir=None,
-                meminfo="/proc/meminfo", sys_dir=SLAB_SYS):
+                meminfo="/proc/meminfo"):
     opts.contenders = [contender]
     bases, _ = bases_of(run_dir, [contender], opts.tier, opts.condition)
     b = bases[0]
-    frac, ftxt = slab_split(sys_dir)
-    m, words = guard_model(b, stall, opts, frac)
-    avail = mem_available_kib(meminfo)
+    m, words = guard_model(b, stall, opts)
+    avail = mem_usable_kib(meminfo)
     if floor is None:
         if target is None:
             floor = 1024
         else:
             floor = int((avail * 1024.0 - m.total_b(target)) // MIB)
             if floor < 1:
-                raise NoData("%s at %s connections needs more than MemAvailable (%d MiB) now"
+                raise NoData("%s at %s connections needs more than the usable memory (%d MiB) now"
                              % (contender, fmt_n(target), avail // 1024))
     n = guard_trip(m, avail, floor)
     lines = ["predict-guard: %s from %s (figures: %s)" % (b.name, run_dir, b.source()),
-             "  MemAvailable now %d MiB, guard floor MIN_AVAILABLE_MIB=%d: the guard trips after "
-             "%s MiB" % (avail // 1024, floor, fmt_n(avail // 1024 - floor)),
+             "  usable memory now %d MiB (MemAvailable less SReclaimable), guard floor "
+             "MIN_AVAILABLE_MIB=%d: the guard trips after %s MiB" % (
+                 avail // 1024, floor, fmt_n(avail // 1024 - floor)),
              "  cost on this machine ~= N x (%.0f kernel + %.0f app) B + %s x N x %.0f B backlog "
              "+ processes(N) x %.0f KiB idle" % (m.kernel_b, m.app_b, fmt_pct(stall), m.backlog_b,
                                                    m.idle_pp_b / 1024),
-             "  kernel: %s, %s" % (words["kernel"], ftxt),
+             "  kernel: %s, both ends, reclaimable slab included" % words["kernel"],
              "  app: %s; backlog: %s; idle: %s; processes: 1 + N / %.0f (%s)" % (
                  words["app"], words["backlog"], words["idle"], m.cpw, words["workers"]),
              "  not counted: the client's own userspace (runs.csv does not measure it) and "
@@ -149,8 +138,8 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
     else:
         tier = max(1000, int(math.ceil(n * 1.5 / 1000.0)) * 1000)
         lines.append("  run it (root; the tier is 1.5x the prediction; MEM_GUARD_MIB only lets bench.sh's "
-                     "pre-run estimate pass, the in-run stop reads the real MemAvailable; RATE paces the "
-                     "client, which checks MemAvailable every 100 ms: at most ~%d connections past the "
+                     "pre-run estimate pass, the in-run stop reads the real usable memory; RATE paces "
+                     "the client, which checks it every 100 ms: at most ~%d connections past the "
                      "floor):" % (GUARD_RATE // 10))
         lines.append("    sudo make bench TIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
                      "RATE=%d HOLD=1 TIMEOUT=300 QUIET_MAX=120 OUT=%s" % (
@@ -160,13 +149,22 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
         os.makedirs(out_dir, exist_ok=True)
         rec = {"reference": os.path.abspath(run_dir), "contender": contender,
                "condition": b.condition, "basis_tier": b.tier, "stall": stall,
-               "mem_available_kib": avail, "min_available_mib": floor, "predicted": n,
-               "model": m.to_json(), "words": words, "slab": ftxt}
+               "mem_usable_kib": avail, "min_available_mib": floor, "predicted": n,
+               "model": m.to_json(), "words": words}
         path = os.path.join(out_dir, PREDICTION_FILE)
         runstore.write_json(path, rec, indent=1, sort_keys=True)
         lines.append("  prediction saved: %s" % path)
     print("\n".join(lines))
     return n
+
+
+def guard_start(pred):
+    """(what the guard read, its KiB when predicted, meta.json's key for it at
+    the bench's start). A prediction without mem_usable_kib was made when the
+    guard read MemAvailable, and is checked against that."""
+    if "mem_usable_kib" in pred:
+        return "usable memory", pred["mem_usable_kib"], "mem_usable_at_start_kib"
+    return "MemAvailable", pred["mem_available_kib"], "mem_available_at_start_kib"
 
 
 def basis_sndbuf(basis):
@@ -188,8 +186,8 @@ def basis_push(basis):
 
 
 def guard_stopped(r):
-    """A run the MemAvailable floor stopped: status oom-guard, or its client
-    stopped opening at --min-available (run_one.sh then may see MemAvailable
+    """A run the memory guard's floor stopped: status oom-guard, or its client
+    stopped opening at --min-available (run_one.sh then may see the memory
     back above the floor and record a timeout)."""
     if cellmod.status_of(r) == "oom-guard":
         return True
@@ -209,7 +207,8 @@ def cmd_check(out_dir):
             pred = json.load(f)
         model = Model.from_json(pred["model"])
         contender = pred["contender"]
-        float(pred["mem_available_kib"])
+        start = guard_start(pred)
+        float(start[1])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise NoData("%s: no usable prediction (%s): run harness/capacity --predict-guard REF "
                      "CONTENDER --out %s first" % (out_dir, e, out_dir))
@@ -221,8 +220,9 @@ def cmd_check(out_dir):
     if not runs:
         seen = ", ".join("%s %s: %s" % (r.get("contender"), label_of(r["tier"]), cellmod.status_of(r))
                          for r in rows)
-        raise NoData("%s: no %s run was stopped by the MemAvailable guard (%s)" % (out_dir, contender, seen))
-    avail0 = num(meta.get("mem_available_at_start_kib"))
+        raise NoData("%s: no %s run was stopped by the memory guard (%s)" % (out_dir, contender, seen))
+    what0, avail, meta_key = start
+    avail0 = num(meta.get(meta_key))
     lines = ["check: %s (prediction from %s, figures at %s)" % (
         out_dir, pred.get("reference"), label_of(pred.get("basis_tier") or 0))]
     for r in runs:
@@ -233,16 +233,16 @@ def cmd_check(out_dir):
                      "(MIN_AVAILABLE_MIB %d)" % (contender, label_of(r["tier"]), runstore.cell(r.get("repeat")),
                                                 cellmod.status_of(r), fmt_n(measured), floor))
         # The prediction saved before the run, then the same model from the
-        # MemAvailable bench.sh read at its start (meta.json): both before the run.
-        preds = [("predicted at --predict-guard, MemAvailable %d MiB" % (int(pred["mem_available_kib"]) // 1024),
-                  guard_trip(model, pred["mem_available_kib"], floor))]
+        # memory bench.sh read at its start (meta.json): both before the run.
+        preds = [("predicted at --predict-guard, %s %d MiB" % (what0, int(avail) // 1024),
+                  guard_trip(model, avail, floor))]
         if avail0:
-            preds.append(("re-predicted from MemAvailable %d MiB when the bench started (meta.json)"
-                          % (int(avail0) // 1024), guard_trip(model, avail0, floor)))
+            preds.append(("re-predicted from %s %d MiB when the bench started (meta.json)"
+                          % (what0, int(avail0) // 1024), guard_trip(model, avail0, floor)))
         held = num(r.get("client_established"))
         if held and abs(held - measured) > 0.01 * held:
             # a server still accepting: the kernel holds the rest, their userspace is not
-            # spent yet, so MemAvailable fell for other costs than the model's
+            # spent yet, so the memory fell for other costs than the model's
             lines.append("    NOT COMPARABLE: the client held %s connections but the server had accepted "
                          "%s: the rest cost kernel memory only (a CPU-starved server lags its accept "
                          "queue)" % (fmt_n(held), fmt_n(measured)))
@@ -261,15 +261,16 @@ def check_stall(out_dir, pred, model, rows):
     within 10% when every run at or below 0.9 x N held and every run at or above
     1.1 x N was stopped, with at least one of each."""
     contender = pred["contender"]
-    p = guard_trip(model, pred["mem_available_kib"], pred["min_available_mib"])
+    what0, avail, _ = guard_start(pred)
+    p = guard_trip(model, avail, pred["min_available_mib"])
     runs = [r for r in rows if r.get("contender") == contender and num(r.get("stall_fraction"))]
     if not runs or not p:
         raise NoData("%s: no %s stall run (or a prediction of 0) to check" % (out_dir, contender))
     lines = ["check: %s (stall %s; prediction from %s, figures at %s): the guard stops %s at %s "
-             "connections (MemAvailable %d MiB, MIN_AVAILABLE_MIB %d)" % (
+             "connections (%s %d MiB, MIN_AVAILABLE_MIB %d)" % (
                  out_dir, fmt_pct(float(pred["stall"])), pred.get("reference"),
                  label_of(pred.get("basis_tier") or 0), contender, fmt_n(p),
-                 int(pred["mem_available_kib"]) // 1024, pred["min_available_mib"])]
+                 what0, int(avail) // 1024, pred["min_available_mib"])]
     below = above = 0
     bad = []
     for r in sorted(runs, key=lambda r: num(r.get("tier"))):

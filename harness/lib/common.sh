@@ -192,7 +192,6 @@ is_cpu_list() {
 }
 tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
-mem_available_mib() { awk '/^MemAvailable:/{print int($2/1024)}' /proc/meminfo; }
 mem_available_kib() { awk '/^MemAvailable:/{print $2}' /proc/meminfo; }
 # mem_usable_kib [MEMINFO]: MemAvailable less the reclaimable slab (KiB; empty
 # when MemAvailable is unreadable): what a memory guard may count on. With
@@ -206,3 +205,7 @@ mem_usable_kib() {
     awk '/^MemAvailable:/{a = $2} /^SReclaimable:/{r = $2}
          END { if (a != "") print (a > r ? a - r : 0) }' "${1:-/proc/meminfo}"
 }
+# mem_usable_mib: the same in MiB (every memory guard: bench.sh's pre-run
+# estimate, run_one.sh's and anatomy-cpu's ramp stop, the client's
+# --min-available, the stall phase). 0 when unreadable: a guard then stops.
+mem_usable_mib() { local k; k=$(mem_usable_kib); echo $(( ${k:-0} / 1024 )); }

@@ -188,6 +188,35 @@ pids_gone() {
     echo "$n"
 }
 
+# oom_killed KMSG PIDS...: of PIDS, those gone that the kernel's OOM killer
+# killed, as "pid 123 (python3)" joined by ", " (empty when none). KMSG is the
+# kernel log's text in a file, or - for dmesg now (root; nothing when it
+# cannot be read). A server worker that dies while the memory guard reads
+# plenty is most likely this (results/reference-stall-1m-10pct): the note says
+# so rather than "died". Only pids gone now count, so a pid the kernel killed
+# in an earlier run and reused since by a live worker is not named.
+oom_killed() {
+    local kmsg=$1 p st dead=()
+    shift
+    for p in "$@"; do
+        [[ $p =~ ^[0-9]+$ ]] || continue
+        st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
+        [ -n "$st" ] && [ "$st" != Z ] && [ "$st" != X ] || dead+=("$p")
+    done
+    [ ${#dead[@]} -gt 0 ] || return 0
+    { if [ "$kmsg" = - ]; then dmesg 2>/dev/null; else cat -- "$kmsg" 2>/dev/null; fi; } \
+        | awk -v pids="${dead[*]}" '
+            BEGIN { n = split(pids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
+            match($0, /Killed process [0-9]+ \([^)]*\)/) {
+                split(substr($0, RSTART + 15, RLENGTH - 15), f, " ")
+                if ((f[1] in want) && !(f[1] in seen)) {
+                    seen[f[1]] = 1
+                    out = out (out == "" ? "" : ", ") "pid " f[1] " " f[2]
+                }
+            }
+            END { if (out != "") print out }'
+}
+
 # run_flag FLAG: add FLAG to the run's ;-separated flags (R[flags]). A
 # flag says what a run could not measure (unmeasured:KEY) or what disturbed
 # it; runstore.py and the report read them.

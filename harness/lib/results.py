@@ -222,7 +222,13 @@ def cmd_meta(run_dir, pairs):
         "fs_file_max": read_int("/proc/sys/fs/file-max"),
         "fs_nr_open": read_int("/proc/sys/fs/nr_open"),
     })
-    meta.setdefault("mem_available_at_start_kib", read_int_field("/proc/meminfo", "MemAvailable"))
+    if "mem_available_at_start_kib" not in meta:   # (the first write of meta.json: the start)
+        avail = read_int_field("/proc/meminfo", "MemAvailable")
+        meta["mem_available_at_start_kib"] = avail
+        # what the memory guard reads (lib/common.sh mem_usable_kib): MemAvailable
+        # less SReclaimable; harness/capacity --check re-predicts from it
+        rec = read_int_field("/proc/meminfo", "SReclaimable") or 0
+        meta["mem_usable_at_start_kib"] = max(0, avail - rec) if avail is not None else None
     # a run over SSH (HOSTS): every host's facts, kernel settings and how they
     # differ from the profile (lib/remote.py prepare)
     hm = os.path.join(run_dir, "hosts-meta.json")

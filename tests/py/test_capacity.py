@@ -327,42 +327,40 @@ class TestTcpMem(Fixture):
 
 
 class TestGuard(Fixture):
-    def fake_sys(self):
-        d = os.path.join(self.dir, "slab")
-        for name, size, rec in (("TCP", 2400, 0), ("sock_inode_cache", 800, 1), ("filp", 200, 0),
-                                ("dentry", 200, 1), ("eventpoll_epi", 300, 0), ("eventpoll_pwq", 100, 0)):
-            os.makedirs(os.path.join(d, name))
-            for f, v in (("slab_size", size), ("reclaim_account", rec)):
-                with open(os.path.join(d, name, f), "w") as fh:
-                    fh.write("%d\n" % v)
-        return d
-
-    def fake_meminfo(self, avail_kib):
+    def fake_meminfo(self, avail_kib, reclaimable_kib=None):
         p = os.path.join(self.dir, "meminfo")
         with open(p, "w") as f:
             f.write("MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   %d kB\n" % avail_kib)
+            if reclaimable_kib is not None:
+                f.write("Slab:  %d kB\nSReclaimable:   %d kB\n" % (2 * reclaimable_kib, reclaimable_kib))
         return p
 
-    def test_slab_split(self):
-        frac, txt = capacity_guard.slab_split(self.fake_sys())
-        self.assertAlmostEqual(frac, 3000 / 4000)    # TCP+filp+epi+pwq of 4000 B
-        frac, txt = capacity_guard.slab_split(os.path.join(self.dir, "none"))
-        self.assertEqual(frac, 1.0)
-        self.assertIn("unreadable", txt)
+    def test_usable_memory(self):
+        # the guard's figure: MemAvailable less SReclaimable, at least 0
+        self.assertEqual(capacity_guard.mem_usable_kib(self.fake_meminfo(2000 * 1024, 100 * 1024)), 1900 * 1024)
+        # the kernel's OOM kill at 1M (results/reference-stall-1m-10pct): nothing usable
+        self.assertEqual(capacity_guard.mem_usable_kib(self.fake_meminfo(2059264, 2115076)), 0)
+        # an old kernel without SReclaimable: MemAvailable
+        self.assertEqual(capacity_guard.mem_usable_kib(self.fake_meminfo(4096)), 4096)
+        p = os.path.join(self.dir, "nomem")
+        with open(p, "w") as f:
+            f.write("MemFree: 1 kB\n")
+        with self.assertRaises(capacity.NoData):
+            capacity_guard.mem_usable_kib(p)
 
     def test_guard_trip_by_hand(self):
-        # this machine: both ends, 8200 x 0.75 = 6150 kernel + 200 app = 6350 B,
-        # idle 1 MiB x (1 + ceil(N/1000)) processes, no reserve (MemAvailable has it).
+        # this machine: both ends, the whole slab: 8200 kernel + 200 app = 8400 B,
+        # idle 1 MiB x (1 + ceil(N/1000)) processes, no reserve (usable memory has it).
         b = capacity.bases_of(self.run, ["c"])[0][0]
-        m, words = capacity_guard.guard_model(b, 0.0, capacity.Opts(), 0.75)
-        self.assertEqual(m.per_conn_b, 6350)
-        # MemAvailable 2,000 MiB, floor 1,000 MiB: 1,048,576,000 B to spend.
-        # N = 150,000: 952,500,000 + 151 MiB (158,334,976) = 1,110,834,976: over by
-        # 62,258,976 = 9804.6 x (6350 + about 1049 of idle per connection);
-        # N = 141,600: 899,160,000 + 143 MiB (149,946,368) = 1,049,106,368: over by
-        # 530,368 = 83.5 x 6350: N = 141,516 (still 143 processes): 898,626,600 +
-        # 149,946,368 = 1,048,572,968 fits; 141,517 adds 6350 and does not.
-        self.assertEqual(capacity_guard.guard_trip(m, 2000 * 1024, 1000), 141516)
+        m, words = capacity_guard.guard_model(b, 0.0, capacity.Opts())
+        self.assertEqual(m.per_conn_b, 8400)
+        # usable 2,000 MiB, floor 1,000 MiB: 1,048,576,000 B to spend.
+        # N = 110,000: 924,000,000 + 111 MiB (116,391,936) = 1,040,391,936: 8,184,064
+        # left = 862.6 x (8400 + about 1049 of idle per connection);
+        # N = 110,862: 931,240,800 + 112 MiB (117,440,512) = 1,048,681,312: over by
+        # 105,312 = 12.5 x 8400: N = 110,849 (still 112 processes): 931,131,600 +
+        # 117,440,512 = 1,048,572,112 fits; 110,850 adds 8400 and does not.
+        self.assertEqual(capacity_guard.guard_trip(m, 2000 * 1024, 1000), 110849)
         self.assertEqual(capacity_guard.guard_trip(m, 900 * 1024, 1000), 0)
 
     def test_predict_then_check(self):
@@ -370,36 +368,58 @@ class TestGuard(Fixture):
         rc_out = io.StringIO()
         with contextlib.redirect_stdout(rc_out):
             n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=None, floor=1000,
-                                     out_dir=val, meminfo=self.fake_meminfo(2000 * 1024),
-                                     sys_dir=self.fake_sys())
-        self.assertEqual(n, 141516)
+                                     out_dir=val, meminfo=self.fake_meminfo(2100 * 1024, 100 * 1024))
+        self.assertEqual(n, 110849)      # usable: 2,100 MiB available less 100 reclaimable
+        self.assertIn("usable memory now 2000 MiB (MemAvailable less SReclaimable)", rc_out.getvalue())
         self.assertIn("MIN_AVAILABLE_MIB=1000", rc_out.getvalue())
-        self.assertIn("TIERS=213k CONTENDERS=c", rc_out.getvalue())   # 1.5 x, rounded up
+        self.assertIn("TIERS=167k CONTENDERS=c", rc_out.getvalue())   # 1.5 x, rounded up
         self.assertTrue(os.path.exists(os.path.join(val, capacity_guard.PREDICTION_FILE)))
         # no guard-stopped run yet: no data
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 1)
-        # the bench started with the same MemAvailable; the guard stopped c at 133,000
-        self.meta({"mem_available_at_start_kib": 2000 * 1024, "settings": {"min_available_mib": "1000"}}, val)
-        self.add(val, tier=213000, status="oom-guard", accepted=133000, min_available_mib=1000)
+        # the bench started with the same usable memory (and more MemAvailable,
+        # which the check does not use); the guard stopped c at 104,000
+        self.meta({"mem_available_at_start_kib": 2500 * 1024, "mem_usable_at_start_kib": 2000 * 1024,
+                   "settings": {"min_available_mib": "1000"}}, val)
+        self.add(val, tier=167000, status="oom-guard", accepted=104000, min_available_mib=1000)
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
-        self.assertIn("measured 133,000 connections", out)
-        self.assertIn("predicted at --predict-guard, MemAvailable 2000 MiB: 141,516; "
-                      "measured/predicted 0.940 (-6.0%): within 10%", out)
-        self.assertIn("re-predicted from MemAvailable 2000 MiB when the bench started (meta.json): "
-                      "141,516;", out)
-        # a run the guard stopped at 120,000 is outside 10% and says so
-        self.add(val, tier=213000, repeat=2, status="timeout", accepted=120000, min_available_mib=1000,
+        self.assertIn("measured 104,000 connections", out)
+        self.assertIn("predicted at --predict-guard, usable memory 2000 MiB: 110,849; "
+                      "measured/predicted 0.938 (-6.2%): within 10%", out)
+        self.assertIn("re-predicted from usable memory 2000 MiB when the bench started (meta.json): "
+                      "110,849;", out)
+        # a run the guard stopped at 90,000 is outside 10% and says so
+        self.add(val, tier=167000, repeat=2, status="timeout", accepted=90000, min_available_mib=1000,
                  client={"stopped_reason": "min-available"})
         rc, out, err = run_main("--check", val)
-        self.assertIn("measured 120,000 connections", out)
+        self.assertIn("measured 90,000 connections", out)
         self.assertIn("NOT within 10%", out)
         # a server still accepting when the guard stopped the client: not comparable
-        self.add(val, tier=213000, repeat=3, status="oom-guard", accepted=2000, client_established=57000,
+        self.add(val, tier=167000, repeat=3, status="oom-guard", accepted=2000, client_established=57000,
                  min_available_mib=1000)
         rc, out, err = run_main("--check", val)
         self.assertIn("NOT COMPARABLE: the client held 57,000 connections but the server had accepted 2,000", out)
+
+    def test_a_prediction_from_before_the_usable_guard_is_checked_from_memavailable(self):
+        # results/reference-capacity-* were predicted when the guard read MemAvailable:
+        # no mem_usable_kib in the file; checked against MemAvailable, also at the start
+        val = os.path.join(self.dir, "oldval")
+        with contextlib.redirect_stdout(io.StringIO()):
+            capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), floor=1000, out_dir=val,
+                                       meminfo=self.fake_meminfo(2000 * 1024, 0))
+        path = os.path.join(val, capacity_guard.PREDICTION_FILE)
+        with open(path) as f:
+            pred = json.load(f)
+        pred["mem_available_kib"] = pred.pop("mem_usable_kib")
+        with open(path, "w") as f:
+            json.dump(pred, f)
+        self.meta({"mem_available_at_start_kib": 2000 * 1024, "mem_usable_at_start_kib": 1500 * 1024}, val)
+        self.add(val, tier=167000, status="oom-guard", accepted=104000, min_available_mib=1000)
+        rc, out, err = run_main("--check", val)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("predicted at --predict-guard, MemAvailable 2000 MiB: 110,849;", out)
+        self.assertIn("re-predicted from MemAvailable 2000 MiB when the bench started (meta.json): 110,849;", out)
 
     def test_stall_prediction_is_checked_by_a_bracket(self):
         # a stall reference: 1,000,000 B of TCP buffers per stalled connection (both ends)
@@ -408,35 +428,35 @@ class TestGuard(Fixture):
         self.add(ref, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
                  stall_tcp_mem_bytes_per_stalled=1000000, stall_user_bytes_per_stalled=0,
                  stall_push_bytes_cfg=1024, stall_push_every_s=0.05, condition="stall=0.1-sndbuf0")
-        # 8000 x 0.75 + 10 + 0.1 x 1,000,000 = 106,010 B per connection, 1 MiB per process.
-        # Budget 1000 MiB = 1,048,576,000: N = 9,782 takes 1,036,989,820 + 11 MiB
-        # (11,534,336) = 1,048,524,156; 9,783 adds 106,010 and does not fit.
+        # 8000 + 10 + 0.1 x 1,000,000 = 108,010 B per connection, 1 MiB per process.
+        # Budget 1000 MiB = 1,048,576,000: N = 9,601 takes 1,037,004,010 + 11 MiB
+        # (11,534,336) = 1,048,538,346; 9,602 adds 108,010 and does not fit.
         val = os.path.join(self.dir, "stallval")
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             n = capacity_guard.cmd_predict(ref, "c", 0.1, capacity.Opts(), floor=1000, out_dir=val,
-                                           meminfo=self.fake_meminfo(2000 * 1024),
-                                           sys_dir=self.fake_sys())
-        self.assertEqual(n, 9782)
+                                           meminfo=self.fake_meminfo(2000 * 1024, 0))
+        self.assertEqual(n, 9601)
         # 0.9 x and 1.1 x, two significant digits, outward
         # the reference's push: bench.sh's default (1 line a second) would not fill the queues
         self.assertIn("SCENARIO=stall STALL=0.1 STALL_SNDBUF=0 STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.05 "
-                      "TIERS=8800,10800 CONTENDERS=c", out.getvalue())
+                      "TIERS=8600,10600 CONTENDERS=c", out.getvalue())
         # a run below that was still filling when its phase ended held nothing yet
-        self.add(val, tier=8800, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
-        self.add(val, tier=10800, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
+        self.add(val, tier=8600, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
+        self.add(val, tier=10600, repeat=2, status="ok", stall_fraction=0.1, stall_end="wait")
         rc, text, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
-        self.assertIn("c 8800 (0.90 x predicted): did not fill (stall_end wait): proves nothing", text)
+        self.assertIn("c 8600 (0.90 x predicted): did not fill (stall_end wait): proves nothing", text)
         self.assertIn("verdict: undecided", text)
-        self.add(val, tier=8800, status="ok", stall_fraction=0.1, stall_end="steady")
+        self.add(val, tier=8600, status="ok", stall_fraction=0.1, stall_end="steady")
         rc, text, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
         self.assertIn("verdict: undecided", text)
-        self.add(val, tier=10800, status="oom-guard", stall_fraction=0.1, stall_end="oom-guard")
+        self.add(val, tier=10600, status="oom-guard", stall_fraction=0.1, stall_end="oom-guard")
         rc, text, err = run_main("--check", val)
-        self.assertIn("c 8800 (0.90 x predicted): held", text)
-        self.assertIn("c 10800 (1.10 x predicted): stopped by the guard", text)
+        self.assertIn("(usable memory 2000 MiB, MIN_AVAILABLE_MIB 1000)", text)
+        self.assertIn("c 8600 (0.90 x predicted): held", text)
+        self.assertIn("c 10600 (1.10 x predicted): stopped by the guard", text)
         self.assertIn("verdict: within 10%", text)
         # a run above the bracket that held contradicts the prediction
         self.add(val, tier=12000, repeat=2, status="ok", stall_fraction=0.1, stall_end="steady")
@@ -446,7 +466,7 @@ class TestGuard(Fixture):
     def test_target_conns_picks_the_floor(self):
         with contextlib.redirect_stdout(io.StringIO()):
             n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=100000,
-                                     meminfo=self.fake_meminfo(4000 * 1024), sys_dir=self.fake_sys())
+                                     meminfo=self.fake_meminfo(4000 * 1024, 50 * 1024))
         self.assertGreaterEqual(n, 100000)
         self.assertLess(n, 100000 * 1.01)
 

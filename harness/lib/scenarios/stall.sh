@@ -287,7 +287,10 @@ scenario_run() {
             R[note]="${R[note]:+${R[note]}; }stall: stopped after ${R[stall_phase_s]}s with $n stalled at ${guard_why}; the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * page / 1048576 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
             log "$contender: ${R[note]}" ;;
         server-died)
-            scenario_fail "a server process died during the stall phase" server-died ;;
+            local oom
+            oom=$(oom_killed - "$spid" $workers)
+            [ -n "$oom" ] && oom=": the kernel's OOM killer killed $oom (dmesg), while the last sample read ${usable:-?} MiB of usable memory against the ${min_avail} MiB floor"
+            scenario_fail "a server process died during the stall phase$oom" server-died ;;
     esac
     return 0
 }
