@@ -13,9 +13,15 @@ slab) as available although they cannot be reclaimed while the sockets are
 open; at 1M that is ~2 GiB, and the kernel's OOM killer ended a server while
 MemAvailable read 2 GiB (results/reference-stall-1m-10pct). The prediction
 uses the same Model as the planner (capacity.py), for this machine: both ends
-of each loopback connection, the whole socket slab, and no reserve (usable
-memory already leaves out what the machine uses). Not counted: the client's
-own userspace (runs.csv does not measure it).
+of each loopback connection, no reserve (usable memory already leaves out what
+the machine uses), and for the kernel the run's whole Slab delta
+(slab_bytes_per_conn), not only the socket caches: the guard counts every
+reclaimable slab, and here an outside process (PID 1) lists every process's
+fds, which leaves a /proc inode and dentry per connection (~1.4 KB of
+proc_inode_cache, MACHINE.md). With the socket caches alone, the first checks
+of this guard stopped c 22% and asyncio-streams 13% before the prediction
+(results/reference-capacity-usable/first-try/). Not counted: the client's own
+userspace (runs.csv does not measure it).
 
 Predictions saved before the guard read usable memory (no mem_usable_kib in
 the file: the committed results/reference-capacity-*) are checked as they were
@@ -68,9 +74,9 @@ def mem_usable_kib(path="/proc/meminfo"):
 
 
 def guard_model(basis, stall, opts):
-    """This machine: both ends, the whole socket slab, no reserve (usable
+    """This machine: both ends, the whole Slab delta, no reserve (usable
     memory already excludes what the machine uses)."""
-    kern, ktxt = kernel_per_conn(basis, 2, opts.kernel)
+    kern, ktxt = kernel_per_conn(basis, 2, "slab")
     app, atxt = app_per_conn(basis)
     if stall > 0:
         backlog, btxt = stall_backlog(basis, 2, opts.stall_backlog)
@@ -113,7 +119,8 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
              "  cost on this machine ~= N x (%.0f kernel + %.0f app) B + %s x N x %.0f B backlog "
              "+ processes(N) x %.0f KiB idle" % (m.kernel_b, m.app_b, fmt_pct(stall), m.backlog_b,
                                                    m.idle_pp_b / 1024),
-             "  kernel: %s, both ends, reclaimable slab included" % words["kernel"],
+             "  kernel: %s: the whole Slab delta, reclaimable caches included (the guard counts "
+             "them; --kernel does not apply here)" % words["kernel"],
              "  app: %s; backlog: %s; idle: %s; processes: 1 + N / %.0f (%s)" % (
                  words["app"], words["backlog"], words["idle"], m.cpw, words["workers"]),
              "  not counted: the client's own userspace (runs.csv does not measure it) and "

@@ -349,18 +349,16 @@ class TestGuard(Fixture):
             capacity_guard.mem_usable_kib(p)
 
     def test_guard_trip_by_hand(self):
-        # this machine: both ends, the whole slab: 8200 kernel + 200 app = 8400 B,
+        # this machine: both ends, the whole Slab delta (10000, not the socket
+        # caches' 8200: the guard counts every reclaimable slab) + 200 app = 10200 B,
         # idle 1 MiB x (1 + ceil(N/1000)) processes, no reserve (usable memory has it).
         b = capacity.bases_of(self.run, ["c"])[0][0]
         m, words = capacity_guard.guard_model(b, 0.0, capacity.Opts())
-        self.assertEqual(m.per_conn_b, 8400)
+        self.assertEqual(m.per_conn_b, 10200)
         # usable 2,000 MiB, floor 1,000 MiB: 1,048,576,000 B to spend.
-        # N = 110,000: 924,000,000 + 111 MiB (116,391,936) = 1,040,391,936: 8,184,064
-        # left = 862.6 x (8400 + about 1049 of idle per connection);
-        # N = 110,862: 931,240,800 + 112 MiB (117,440,512) = 1,048,681,312: over by
-        # 105,312 = 12.5 x 8400: N = 110,849 (still 112 processes): 931,131,600 +
-        # 117,440,512 = 1,048,572,112 fits; 110,850 adds 8400 and does not.
-        self.assertEqual(capacity_guard.guard_trip(m, 2000 * 1024, 1000), 110849)
+        # N = 93,035: 948,957,000 + 95 MiB (99,614,720) = 1,048,571,720 fits;
+        # 93,036 adds 10,200 (1,048,581,920) and does not.
+        self.assertEqual(capacity_guard.guard_trip(m, 2000 * 1024, 1000), 93035)
         self.assertEqual(capacity_guard.guard_trip(m, 900 * 1024, 1000), 0)
 
     def test_predict_then_check(self):
@@ -369,34 +367,34 @@ class TestGuard(Fixture):
         with contextlib.redirect_stdout(rc_out):
             n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=None, floor=1000,
                                      out_dir=val, meminfo=self.fake_meminfo(2100 * 1024, 100 * 1024))
-        self.assertEqual(n, 110849)      # usable: 2,100 MiB available less 100 reclaimable
+        self.assertEqual(n, 93035)      # usable: 2,100 MiB available less 100 reclaimable
         self.assertIn("usable memory now 2000 MiB (MemAvailable less SReclaimable)", rc_out.getvalue())
         self.assertIn("MIN_AVAILABLE_MIB=1000", rc_out.getvalue())
-        self.assertIn("TIERS=167k CONTENDERS=c", rc_out.getvalue())   # 1.5 x, rounded up
+        self.assertIn("TIERS=140k CONTENDERS=c", rc_out.getvalue())   # 1.5 x, rounded up
         self.assertTrue(os.path.exists(os.path.join(val, capacity_guard.PREDICTION_FILE)))
         # no guard-stopped run yet: no data
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 1)
         # the bench started with the same usable memory (and more MemAvailable,
-        # which the check does not use); the guard stopped c at 104,000
+        # which the check does not use); the guard stopped c at 88,000
         self.meta({"mem_available_at_start_kib": 2500 * 1024, "mem_usable_at_start_kib": 2000 * 1024,
                    "settings": {"min_available_mib": "1000"}}, val)
-        self.add(val, tier=167000, status="oom-guard", accepted=104000, min_available_mib=1000)
+        self.add(val, tier=140000, status="oom-guard", accepted=88000, min_available_mib=1000)
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
-        self.assertIn("measured 104,000 connections", out)
-        self.assertIn("predicted at --predict-guard, usable memory 2000 MiB: 110,849; "
-                      "measured/predicted 0.938 (-6.2%): within 10%", out)
+        self.assertIn("measured 88,000 connections", out)
+        self.assertIn("predicted at --predict-guard, usable memory 2000 MiB: 93,035; "
+                      "measured/predicted 0.946 (-5.4%): within 10%", out)
         self.assertIn("re-predicted from usable memory 2000 MiB when the bench started (meta.json): "
-                      "110,849;", out)
-        # a run the guard stopped at 90,000 is outside 10% and says so
-        self.add(val, tier=167000, repeat=2, status="timeout", accepted=90000, min_available_mib=1000,
+                      "93,035;", out)
+        # a run the guard stopped at 80,000 is outside 10% and says so
+        self.add(val, tier=140000, repeat=2, status="timeout", accepted=80000, min_available_mib=1000,
                  client={"stopped_reason": "min-available"})
         rc, out, err = run_main("--check", val)
-        self.assertIn("measured 90,000 connections", out)
+        self.assertIn("measured 80,000 connections", out)
         self.assertIn("NOT within 10%", out)
         # a server still accepting when the guard stopped the client: not comparable
-        self.add(val, tier=167000, repeat=3, status="oom-guard", accepted=2000, client_established=57000,
+        self.add(val, tier=140000, repeat=3, status="oom-guard", accepted=2000, client_established=57000,
                  min_available_mib=1000)
         rc, out, err = run_main("--check", val)
         self.assertIn("NOT COMPARABLE: the client held 57,000 connections but the server had accepted 2,000", out)
@@ -415,20 +413,20 @@ class TestGuard(Fixture):
         with open(path, "w") as f:
             json.dump(pred, f)
         self.meta({"mem_available_at_start_kib": 2000 * 1024, "mem_usable_at_start_kib": 1500 * 1024}, val)
-        self.add(val, tier=167000, status="oom-guard", accepted=104000, min_available_mib=1000)
+        self.add(val, tier=140000, status="oom-guard", accepted=104000, min_available_mib=1000)
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 0, err)
-        self.assertIn("predicted at --predict-guard, MemAvailable 2000 MiB: 110,849;", out)
-        self.assertIn("re-predicted from MemAvailable 2000 MiB when the bench started (meta.json): 110,849;", out)
+        self.assertIn("predicted at --predict-guard, MemAvailable 2000 MiB: 93,035;", out)
+        self.assertIn("re-predicted from MemAvailable 2000 MiB when the bench started (meta.json): 93,035;", out)
 
     def test_stall_prediction_is_checked_by_a_bracket(self):
         # a stall reference: 1,000,000 B of TCP buffers per stalled connection (both ends)
         ref = os.path.join(self.dir, "stallref")
         os.makedirs(ref)
-        self.add(ref, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
+        self.add(ref, kernel_bytes_per_conn=7000, slab_bytes_per_conn=8000, user_bytes_per_conn=10, stall_sndbuf=0,
                  stall_tcp_mem_bytes_per_stalled=1000000, stall_user_bytes_per_stalled=0,
                  stall_push_bytes_cfg=1024, stall_push_every_s=0.05, condition="stall=0.1-sndbuf0")
-        # 8000 + 10 + 0.1 x 1,000,000 = 108,010 B per connection, 1 MiB per process.
+        # 8000 (the Slab delta) + 10 + 0.1 x 1,000,000 = 108,010 B per connection, 1 MiB per process.
         # Budget 1000 MiB = 1,048,576,000: N = 9,601 takes 1,037,004,010 + 11 MiB
         # (11,534,336) = 1,048,538,346; 9,602 adds 108,010 and does not fit.
         val = os.path.join(self.dir, "stallval")
