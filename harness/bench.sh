@@ -385,6 +385,8 @@ guard() {
         avail=$MEM_GUARD_MIB src="MEM_GUARD_MIB"
     else
         avail=$(mem_usable_mib) src="MemAvailable less the reclaimable slab"
+        # /proc/meminfo unreadable: no verdict, as every other guard
+        [ -n "$avail" ] || { GUARD_MSG="usable memory unreadable: not estimated"; return 0; }
     fi
     GUARD_MSG="needs ~${need} MiB ($per B/conn, $basis, +$((GUARD_PCT - 100))% + ${GUARD_MARGIN_MIB} MiB + the ${MIN_AVAILABLE_MIB} MiB floor); usable ${avail} MiB ($src)"
     [ "$need" -le "$avail" ]

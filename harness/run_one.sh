@@ -192,11 +192,12 @@ server_launch() {
     ( cd "$C1M_ROOT" && export PYTHONPATH="$C1M_ROOT:$BUILD/pyext" && exec ip netns exec "$ns" $cmd ) \
         > "$1" 2>&1 &
     spid=$!
+    server_up_s=$(cut -d' ' -f1 /proc/uptime)   # (oom_killed reads the kernel log from here)
 }
 # Registered once, before the first launch: it stops whichever server $spid
 # names at exit (the storm restarts the server and reaps the old pid, which
 # the system may then give to an unrelated process).
-spid=""
+spid="" server_up_s=""
 stop_server() { stop_pid "$spid" 120; }
 on_exit stop_server
 server_launch "$out/server.log"
@@ -279,12 +280,19 @@ while :; do
     el=$(elapsed "$t0" "$t")
     [ "$quiet" = 1 ] || { shown=1; printf '\r  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
         "$conns" "${open:-0}" "$conns" "$(awk -v o="${open:-0}" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
-    if ! kill -0 "$spid" 2>/dev/null; then R[status]=crashed; R[note]="server exited during the ramp"; break; fi
+    if ! kill -0 "$spid" 2>/dev/null; then
+        R[status]=crashed
+        oom=$(oom_killed - "$server_up_s" "$spid" $workers)
+        [ -n "$oom" ] && oom=": the kernel's OOM killer killed $oom (dmesg)"
+        R[note]="server exited during the ramp$oom"
+        break
+    fi
     if ! kill -0 "$cpid" 2>/dev/null; then
         # The client ends early only on failure (it holds forever otherwise).
         R[status]=client-stopped; R[note]="client exited: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
     fi
-    if [ "$(mem_usable_mib)" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="usable memory (MemAvailable less the reclaimable slab) under ${min_avail} MiB"; break; fi
+    usable=$(mem_usable_mib)
+    if [ -n "$usable" ] && [ "$usable" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="usable memory (MemAvailable less the reclaimable slab) under ${min_avail} MiB"; break; fi
     if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
     if [[ ${open:-} =~ ^[0-9]+$ ]] && [ "$open" -gt "$best" ]; then
         best=$open t_best=$t
@@ -456,7 +464,7 @@ if [ "$reached" = 1 ]; then
         :   # the scenario's own status stands (storm-timeout...); the health is recorded
     elif [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
         R[status]=server-died
-        oom=$(oom_killed - "$spid" $workers)
+        oom=$(oom_killed - "$server_up_s" "$spid" $workers)
         [ -n "$oom" ] && oom="; the kernel's OOM killer killed $oom (dmesg)"
         R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")$oom"
     elif [ -n "$silent" ]; then

@@ -161,7 +161,7 @@ EOF
     assert_output "sysinfo: ok"
 }
 
-@test "--min-available above MemAvailable opens nothing and says so (exit 1)" {
+@test "--min-available above the usable memory opens nothing and says so (exit 1)" {
     need_ns
     start_server "$STATS" "$SERVER" --port "$PORT" --workers 1
     run in_ns "$CLIENT" --connections 100 --port "$PORT" --min-available 1000000000 --quiet --json "$JSON"

@@ -230,41 +230,57 @@ kill_in_hold() {
         fi
     done
     [ -n "$victim" ] || fail "no $1 worker found in $ns"
+    echo "$victim" > "$BATS_TEST_TMPDIR/victim"
     kill -KILL "$victim"
     wait "$RUN_PID"; local rc=$?
     RUN_PID=
     assert_equal "$rc" 0
 }
 
-@test "trust: kill -9 of one server worker mid-hold is server-died, never ok" {
+@test "trust: kill -9 of one server worker mid-hold is server-died, never ok; the note names an OOM kill the kernel log shows" {
     need_root
-    kill_in_hold c1m-server
+    # a dmesg first on PATH that logs the victim's kill as the OOM killer's, stamped
+    # now, after a line of an earlier boot's kill of the same pid (the note names it once)
+    mkdir -p "$BATS_TEST_TMPDIR/bin"
+    printf '#!/bin/sh\nv=$(cat "%s/victim" 2>/dev/null) || exit 0\necho "[    1.000000] Out of memory: Killed process $v (old) total-vm:1kB"\necho "[$(cut -d" " -f1 /proc/uptime)] Out of memory: Killed process $v (c1m-server) total-vm:1kB, anon-rss:1kB"\n' \
+        "$BATS_TEST_TMPDIR" > "$BATS_TEST_TMPDIR/bin/dmesg"
+    chmod +x "$BATS_TEST_TMPDIR/bin/dmesg"
+    PATH=$BATS_TEST_TMPDIR/bin:$PATH kill_in_hold c1m-server
     run get status workers_dead note
     [ "${lines[0]}" = server-died ] || { show; fail "status ${lines[0]}"; }
     [ "${lines[1]}" -ge 1 ]
-    assert_line --index 2 --partial "server died during the run"
-    # a kill -9 is not the kernel's OOM killer: the note does not say it was
-    refute_line --index 2 --partial "OOM killer"
+    assert_line --index 2 --partial "server died during the run: "
+    # the victim alone, once (the other workers the parent ended are not in the log)
+    assert_line --index 2 --regexp "worker\(s\) dead(, parent gone)?; the kernel's OOM killer killed pid $(cat "$BATS_TEST_TMPDIR/victim") \(c1m-server\) \(dmesg\)$"
 }
 
-@test "trust: a dead worker the kernel log shows killed by the OOM killer is named; live pids and other pids are not" {
-    # a pid that is gone, one alive (this shell), one the log names but not ours
+@test "trust: oom_killed names the dead pids the kernel log shows killed by the OOM killer since the server started" {
+    # two pids that are gone, one alive (this shell)
     sleep 0 & local gone=$!
     wait "$gone"
+    sleep 0 & local gone2=$!
+    wait "$gone2"
     local kmsg=$BATS_TEST_TMPDIR/kmsg
     printf '%s\n' \
         "[ 9123.000300] oom-kill:constraint=CONSTRAINT_NONE,global_oom,task=python3,pid=$gone,uid=0" \
         "[ 9123.000400] Out of memory: Killed process $gone (python3) total-vm:1200000kB, anon-rss:250000kB" \
         "[ 9124.000100] Out of memory: Killed process $$ (bash) total-vm:1kB" \
-        "[ 9125.000100] Out of memory: Killed process 4194305 (other) total-vm:1kB" \
+        "[ 9125.000100] Memory cgroup out of memory: Killed process $gone2 (Web Content) total-vm:1kB" \
         "[ 9126.000400] Out of memory: Killed process $gone (python3) total-vm:1200000kB" > "$kmsg"
     run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
-        oom_killed "$2" "$3" "$4" x; echo "[$(oom_killed "$2" "$4")]"; echo "[$(oom_killed "$1/nonexistent" "$3")]"' \
-        _ "$C1M_ROOT" "$kmsg" "$gone" "$$"
+        k=$2; shift 2
+        oom_killed "$k" "" "$@" x
+        echo "[$(oom_killed "$k" 9100 "$3")]"        # the live pid: not named
+        echo "[$(oom_killed "$k" 9300 "$1" "$2")]"   # stamped over a minute before the start: an earlier run
+        echo "[$(oom_killed "$k" 9180 "$1" "$2")]"   # within the minute: named
+        echo "[$(oom_killed /nonexistent/kmsg "" "$1")]"    # no log: nothing' \
+        _ "$C1M_ROOT" "$kmsg" "$gone" "$gone2" "$$"
     assert_success
-    assert_line --index 0 "pid $gone (python3)"
+    assert_line --index 0 "pid $gone (python3), pid $gone2 (Web Content)"
     assert_line --index 1 "[]"
     assert_line --index 2 "[]"
+    assert_line --index 3 "[pid $gone (python3), pid $gone2 (Web Content)]"
+    assert_line --index 4 "[]"
 }
 
 @test "trust: a server worker alive but frozen through the hold (SIGSTOP) is server-hung, never ok" {

@@ -205,7 +205,8 @@ mem_usable_kib() {
     awk '/^MemAvailable:/{a = $2} /^SReclaimable:/{r = $2}
          END { if (a != "") print (a > r ? a - r : 0) }' "${1:-/proc/meminfo}"
 }
-# mem_usable_mib: the same in MiB (every memory guard: bench.sh's pre-run
-# estimate, run_one.sh's and anatomy-cpu's ramp stop, the client's
-# --min-available, the stall phase). 0 when unreadable: a guard then stops.
-mem_usable_mib() { local k; k=$(mem_usable_kib); echo $(( ${k:-0} / 1024 )); }
+# mem_usable_mib: the same in MiB, for every memory guard (bench.sh's pre-run
+# estimate, run_one.sh's and anatomy-cpu's ramp stop; the client's
+# --min-available and the stall phase read the same figure). Empty when
+# unreadable, and a guard then gives no verdict, as the client does.
+mem_usable_mib() { local k; k=$(mem_usable_kib); [ -n "$k" ] && echo $((k / 1024)); }

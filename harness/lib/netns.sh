@@ -95,7 +95,7 @@ restore_global() {
 #   host              leave it (a run that meets it is disturbed, naming it)
 #   auto              all three at the machine's memory (MemTotal in pages): the
 #                     kernel then never clamps TCP buffers before the machine is
-#                     out of memory, and the run's MemAvailable guard stops first
+#                     out of memory, and the run's memory guard stops first
 #   LOW,PRESSURE,HIGH pages, 1 <= LOW <= PRESSURE <= HIGH
 # 1 with TCP_MEM_ERR (the reason) for any other SPEC.
 tcp_mem_resolve() {

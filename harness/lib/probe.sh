@@ -188,16 +188,18 @@ pids_gone() {
     echo "$n"
 }
 
-# oom_killed KMSG PIDS...: of PIDS, those gone that the kernel's OOM killer
-# killed, as "pid 123 (python3)" joined by ", " (empty when none). KMSG is the
-# kernel log's text in a file, or - for dmesg now (root; nothing when it
-# cannot be read). A server worker that dies while the memory guard reads
-# plenty is most likely this (results/reference-stall-1m-10pct): the note says
-# so rather than "died". Only pids gone now count, so a pid the kernel killed
-# in an earlier run and reused since by a live worker is not named.
+# oom_killed KMSG SINCE PIDS...: of PIDS, those gone that the kernel's OOM
+# killer killed, as "pid 123 (python3)" joined by ", " (empty when none).
+# KMSG is the kernel log's text in a file, or - for dmesg now (root; nothing
+# when it cannot be read). SINCE is the /proc/uptime second the server
+# started (empty: any time): a line stamped more than a minute before it (the
+# log's clock and uptime's may drift apart a little) is an earlier run's, so
+# a pid killed then and reused since is not named; so is a live pid. A server
+# worker that dies while the memory guard reads plenty is most likely this
+# (results/reference-stall-1m-10pct): the note says so rather than "died".
 oom_killed() {
-    local kmsg=$1 p st dead=()
-    shift
+    local kmsg=$1 since=${2:-} p st dead=()
+    shift 2
     for p in "$@"; do
         [[ $p =~ ^[0-9]+$ ]] || continue
         st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
@@ -205,13 +207,18 @@ oom_killed() {
     done
     [ ${#dead[@]} -gt 0 ] || return 0
     { if [ "$kmsg" = - ]; then dmesg 2>/dev/null; else cat -- "$kmsg" 2>/dev/null; fi; } \
-        | awk -v pids="${dead[*]}" '
+        | awk -v pids="${dead[*]}" -v since="$since" '
             BEGIN { n = split(pids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
             match($0, /Killed process [0-9]+ \([^)]*\)/) {
-                split(substr($0, RSTART + 15, RLENGTH - 15), f, " ")
-                if ((f[1] in want) && !(f[1] in seen)) {
-                    seen[f[1]] = 1
-                    out = out (out == "" ? "" : ", ") "pid " f[1] " " f[2]
+                what = substr($0, RSTART + 15, RLENGTH - 15)     # "123 (comm)"
+                pid = substr(what, 1, index(what, " ") - 1)
+                if (since != "" && match($0, /^\[ *[0-9]+\.[0-9]+\]/)) {
+                    stamp = substr($0, RSTART + 1, RLENGTH - 2) + 0
+                    if (stamp < since - 60) next
+                }
+                if ((pid in want) && !(pid in seen)) {
+                    seen[pid] = 1
+                    out = out (out == "" ? "" : ", ") "pid " what
                 }
             }
             END { if (out != "") print out }'

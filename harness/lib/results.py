@@ -635,8 +635,8 @@ def cmd_report(run_dir):
     out.append("## Machine\n")
     out.append(md_table(["", ""], machine) + "\n")
     out.append("Settings: tiers %s, contenders %s, repeat %s, hold %s s, heartbeat %s, "
-               "ramp timeout %s s (stalled after %s s without a new connection), MemAvailable floor "
-               "%s MiB.\n" % (
+               "ramp timeout %s s (stalled after %s s without a new connection), usable memory floor "
+               "%s MiB (MemAvailable less SReclaimable).\n" % (
                    s.get("tiers"), s.get("contenders"), s.get("repeat"), s.get("hold"),
                    s.get("heartbeat"), s.get("timeout"), s.get("ramp_stall", "-"),
                    s.get("min_available_mib")))

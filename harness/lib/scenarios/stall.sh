@@ -187,7 +187,7 @@ scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
     local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
     local avail0 avail_kib avail_low gone
-    local still_since="" prev_t t_dead end=wait t_end prev_usable="" usable usable_kib page guard_why=""
+    local still_since="" prev_t t_dead end=wait t_end prev_usable="" usable usable_kib page guard_why="" oom
     page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
     page=${page:-4096}
     frac=$(stall_frac_of "$variant")
@@ -287,8 +287,7 @@ scenario_run() {
             R[note]="${R[note]:+${R[note]}; }stall: stopped after ${R[stall_phase_s]}s with $n stalled at ${guard_why}; the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * page / 1048576 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
             log "$contender: ${R[note]}" ;;
         server-died)
-            local oom
-            oom=$(oom_killed - "$spid" $workers)
+            oom=$(oom_killed - "$server_up_s" "$spid" $workers)
             [ -n "$oom" ] && oom=": the kernel's OOM killer killed $oom (dmesg), while the last sample read ${usable:-?} MiB of usable memory against the ${min_avail} MiB floor"
             scenario_fail "a server process died during the stall phase$oom" server-died ;;
     esac
