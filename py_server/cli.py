@@ -34,7 +34,7 @@ USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api st
          "blocking\n       [--host H] "
          "[--port P|LO-HI]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
          "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--push BYTES [--push-every S "
-         "[--push-burst]]]\n       [--stats PATH] [--quiet]")
+         "[--push-burst]] [--push-flow honour|ignore]]\n       [--stats PATH] [--quiet]")
 
 EPILOG = """contenders (each step changes one thing):
   --loop asyncio --api streams    asyncio-streams: seed 000's asyncio.start_server handler
@@ -230,6 +230,13 @@ def build_parser():
                         "spread evenly over the interval" % (push.MIN_EVERY, push.MAX_EVERY))
     p.add_argument("--push-burst", action="store_true",
                    help="each interval's messages go to all connections at once")
+    p.add_argument("--push-flow", default="honour", choices=push.FLOWS,
+                   help="honour (default): the idiom that respects flow control (Protocol: "
+                        "skip while pause_writing() holds, the slow rule over --max-pending; "
+                        "streams: await drain()); ignore: the naive idiom, which writes every "
+                        "push whatever is queued (Protocol: transport.write() without "
+                        "pause_writing(); streams: write() without drain()), so a peer that "
+                        "stops reading makes the server's buffer grow without limit")
     p.add_argument("--stats", default=None, type=_nonempty("path"), metavar="PATH",
                    help="live counters file (default /dev/shm/c1m-KIND-PORT-PID.stats, "
                         "removed when the server exits); read it with c1m-stat")
@@ -261,6 +268,8 @@ def parse(argv=None):
         p.error("argument --push-burst: needs --push BYTES and --push-every S")
     if cfg.push_burst and not cfg.push_every:
         p.error("argument --push-burst: needs --push-every S")
+    if cfg.push_flow != "honour" and not cfg.push:
+        p.error("argument --push-flow: needs --push BYTES")
     if cfg.push and cfg.max_pending < cfg.push:
         # one message alone over the bound would cut every reader as slow
         p.error("argument --max-pending: %d is less than --push %d (one message)"

@@ -95,7 +95,7 @@ class _LoopCalls:
         push_on = getattr(cfg, "push", 0)
         self.push = Schedule(self.loop, cfg.push_every, cfg.push_burst) if push_on else None
         if self.push is not None:
-            PushProtocol.configure_push(self.push, cfg.push)
+            PushProtocol.configure_push(self.push, cfg.push, getattr(cfg, "push_flow", "honour"))
         return PushProtocol if push_on else LineProtocol
 
     def call_later(self, delay, fn, *args):
@@ -127,7 +127,8 @@ class AsyncioBackend(_LoopCalls):
         self.protocol = self._setup_push(cfg)
         if cfg.api == "streams":
             self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf,
-                                                self.push, getattr(cfg, "push", 0))
+                                                self.push, getattr(cfg, "push", 0),
+                                                getattr(cfg, "push_flow", "honour"))
         else:
             self.protocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
 

@@ -24,6 +24,11 @@ Idioms (what each contender's own code would do):
   judged by the streams handler's slow rule first (backlog_drained: drain()
   alone waits without limit for a peer that stopped reading). A connection
   whose task is still busy with its last message skips the next.
+- --push-flow ignore, the naive idiom of either API: every push is written
+  whatever is queued (Protocol: transport.write() without pause_writing() or
+  the slow rule; streams: write() without drain()). A peer that stops
+  reading then makes the transport's buffer grow without limit: what the
+  stall scenario shows with STALL_PUSH_FLOW=ignore (until its memory guard).
 `pushed` counts messages handed to the transport and not dropped: each
 connection counts the pushes it wrote since its write buffer was last seen
 empty (k); a connection cut as slow takes min(ceil(queued/size), k) of its
@@ -43,6 +48,7 @@ MIN_BYTES = 32
 MAX_BYTES = 1025            # a line of 1024 bytes plus its newline
 MIN_EVERY = 0.001
 MAX_EVERY = 86400.0
+FLOWS = ("honour", "ignore")     # --push-flow
 _FIXED = 24                 # b"push " + b" " + 16-digit USEC + b" " + b"\n"
 
 
@@ -190,14 +196,16 @@ class PushProtocol(LineProtocol):
     make = None         # message_maker(size)
     size = 0
     seq_max = 0
+    honour = True       # --push-flow honour (False: ignore, the naive idiom)
     WRITE_PAUSED = 1
 
     @classmethod
-    def configure_push(cls, schedule, size):
+    def configure_push(cls, schedule, size, flow="honour"):
         cls.S = schedule
         cls.make = staticmethod(message_maker(size))
         cls.size = size
         cls.seq_max = seq_max(size)
+        cls.honour = flow == "honour"
 
     def connection_made(self, transport):
         self.seq = 0
@@ -225,15 +233,18 @@ class PushProtocol(LineProtocol):
 
     def push(self):
         t = self.t
-        if t is None or self.n < 0 or self.f or not t.is_reading():
-            return      # closed, paused by the transport, or its backlog is being judged
+        if t is None or self.n < 0:
+            return      # closed
+        honour = self.honour
+        if honour and (self.f or not t.is_reading()):
+            return      # paused by the transport, or its backlog is being judged
         seq = self.seq + 1 if self.seq < self.seq_max else 1
         self.seq = seq
         t.write(self.make(seq))
         self.W.pushed += 1
         queued = t.get_write_buffer_size()
         self.k = self.k + 1 if queued else 0
-        if queued > self.max_pending:
+        if honour and queued > self.max_pending:
             # the slow rule, as for pongs (protocol.py): no reading, no
             # pushes, until the backlog is judged
             t.pause_reading()
@@ -267,7 +278,7 @@ class StreamPush:
             wake.set_result(None)
         # else busy with its last message (or judged): this turn is skipped
 
-    async def run(self, w, make, size, smax, max_pending):
+    async def run(self, w, make, size, smax, max_pending, honour=True):
         writer = self.writer
         t = writer.transport
         loop = asyncio.get_running_loop()
@@ -285,6 +296,8 @@ class StreamPush:
                 w.pushed += 1
                 queued = t.get_write_buffer_size()
                 self.k = self.k + 1 if queued else 0
+                if not honour:
+                    continue  # the naive idiom: no drain(), no judging
                 if queued > max_pending:
                     self.judging = True  # the handler writes no pongs meanwhile
                     self.judged = judged = loop.create_future()

@@ -33,10 +33,12 @@ from .protocol import PING_NL, PONG, backlog_drained, discard, feed, set_bufs
 from .push import StreamPush, drop, message_maker, seq_max
 
 
-def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, push_size=0):
+def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, push_size=0,
+                 push_flow="honour"):
     """The client_connected_cb for asyncio.start_server, counting into w
     (protocol.Counters); with a push schedule (push.Schedule), each
-    connection's pushes of push_size bytes."""
+    connection's pushes of push_size bytes, in the idiom push_flow names
+    (push.FLOWS)."""
     bufs = sndbuf > 0 or rcvbuf > 0
     if schedule is not None:
         make = message_maker(push_size)
@@ -55,7 +57,7 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
             p = StreamPush(writer)
             schedule.add(p)
             p.task = asyncio.get_running_loop().create_task(
-                p.run(w, make, push_size, smax, max_pending))
+                p.run(w, make, push_size, smax, max_pending, push_flow == "honour"))
         try:
             while True:
                 data = await reader.read(1024)

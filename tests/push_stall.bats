@@ -482,6 +482,7 @@ scenario_phase() {
     scenario_refuses stall STALL_PUSH_EVERY=0
     scenario_refuses stall STALL_WAIT=0
     scenario_refuses stall STALL_STEADY=1
+    scenario_refuses stall STALL_PUSH_FLOW=naive
     local sc
     for sc in push stall; do
         run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
@@ -491,7 +492,13 @@ scenario_phase() {
     run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
                  source "$1/harness/lib/scenarios/stall.sh"; scenario_variants
                  variant=stall=0.01-sndbuf0; echo "server: $(scenario_server_args)"; echo "client: $(scenario_client_args)"
-                 variant=stall=0; echo "client0: [$(scenario_client_args)]"' _ "$C1M_ROOT"
+                 variant=stall=0; echo "client0: [$(scenario_client_args)]"
+                 echo "needs: $(scenario_needs | tr "\n" " ")"
+                 STALL_PUSH_FLOW=ignore; variant=stall=0.1; echo "ignore: $(scenario_server_args)"
+                 echo "needs: $(scenario_needs | tr "\n" " ")"
+                 source "$1/harness/lib/contenders.sh"
+                 for c in c pyext asyncio-protocol asyncio-streams uvloop floor; do
+                     contender_supports "$c" push-flow && echo "$c: push-flow"; done; true' _ "$C1M_ROOT"
     assert_success
     assert_output "stall=0.01
 stall=0.01-sndbuf0
@@ -499,7 +506,14 @@ stall=0.1
 stall=0.1-sndbuf0
 server: --push 1024 --push-every 1 --sndbuf 0 
 client: --stall 0.01 --stall-on-signal
-client0: []"
+client0: []
+needs: push 
+ignore: --push 1024 --push-every 1 --push-flow ignore 
+needs: push push-flow 
+pyext: push-flow
+asyncio-protocol: push-flow
+asyncio-streams: push-flow
+uvloop: push-flow"
 }
 
 @test "stall: \"steady\" waits for the push intervals in which a filling peer would show (a line it takes may not show in sockstat)" {
@@ -537,6 +551,13 @@ client0: []"
                  steps 800000 800000 800100 799900    # still
                  steps 800000 800600 801200 801800    # each step within 1000 of the last: not still over the window
                  still_since="" ; stall_window 800000 0; stall_window 800000 1 && echo "slow moved: still" || echo "slow moved: new window"
+                 # the server RssAnon (KiB): within still_tol pages (4000 KiB) + 8 MiB of the
+                 # first sample is still; a server buffering without limit is not
+                 rsteps() { local m r=""; still_since=""; for m in "$@"; do stall_window 800000 0 "$m" && r+=0 || r+=1; done; echo "$r"; }
+                 page=4096
+                 rsteps 100000 105000 112000 88000     # within 12,192 KiB
+                 rsteps 100000 105000 112193 120000    # over: a new window at 112,193
+                 still_since=""; stall_window 800000 0 ""; stall_window 800000 0 "" && echo "no rss: still"
                  # pyext at 1M, 10,000 stalled, a line every 20 s: what ended the phase "steady"
                  # after 53 s with nothing cut (1% of the previous sample)
                  still_tol=$(STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=20 stall_still_pages 10000 10)
@@ -550,7 +571,10 @@ client0: []"
     assert_line --index 2 1000
     assert_line --index 3 1010
     assert_line --index 4 "slow moved: new window"
-    assert_line --index 5 1111111111111
+    assert_line --index 5 1000
+    assert_line --index 6 1010
+    assert_line --index 7 "no rss: still"
+    assert_line --index 8 1111111111111
 }
 
 @test "stall: the memory guard stops under the floor, and before it when the next sample at the last one's pace would be under it" {
@@ -690,6 +714,39 @@ for name in ("floor", "c"):
 print("ok")
 EOF
     assert_output "ok"
+}
+
+@test "SCENARIO=stall STALL_PUSH_FLOW=ignore (2k, 10% stalled): the naive idiom's buffer grows, never steady, nothing cut; c unsupported" {
+    need_ns
+    need_server_push
+    local out=$BATS_TEST_TMPDIR/stall-ignore
+    # 201 stalled peers x 1 KiB every 10 ms: ~20 MB a second piles up in the
+    # servers' transports (the bounded idiom cuts them within seconds)
+    BENCH_CONTENDERS=c,asyncio-protocol,asyncio-streams bench_scenario stall "$out" STALL=0.1 \
+        STALL_SNDBUF=default STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.01 STALL_PUSH_FLOW=ignore \
+        STALL_WAIT=8 STALL_STEADY=2
+    run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
+import json, sys
+rows = {r["contender"]: r for r in map(json.loads, open(sys.argv[1]))}
+assert sorted(rows) == ["asyncio-protocol", "asyncio-streams", "c"], rows
+assert rows["c"]["status"] == "unsupported" and "push-flow" in rows["c"]["note"], rows["c"]
+for name in ("asyncio-protocol", "asyncio-streams"):
+    r = rows[name]
+    assert r["stall_push_flow"] == "ignore", (name, r.get("stall_push_flow"))
+    assert "--push-flow ignore" in r["server_cmd"], (name, r["server_cmd"])
+    # still growing at STALL_WAIT (or stopped by the guard): never "steady",
+    # and no stalled peer cut as slow
+    assert r["stall_end"] in ("wait", "oom-guard"), (name, r["stall_end"], r.get("note"))
+    assert r["stall_cut"] == 0, (name, r.get("stall_cut"))
+    # far over --max-pending (4096) per stalled peer, in the server's userspace
+    assert r["stall_user_bytes_per_stalled"] > 64 * 1024, (name, r.get("stall_user_bytes_per_stalled"))
+    # the naive idiom owes the stalled peers their lines too: every connection
+    # is due one per 10 ms (not the readers alone, which would inflate kept)
+    assert r["push_kept_due"] >= 0.97 * 2000 * r["push_kept_window_s"] / 0.01, (name, r.get("push_kept_due"))
+print("ok")
+EOF
+    assert_output "ok"
+    grep -q 'in the naive idiom (`STALL_PUSH_FLOW=ignore`' "$out/report.md"
 }
 
 @test "SCENARIO=stall end to end (2k, 10% stalled, c and asyncio-protocol): stall columns, report and plot" {

@@ -48,6 +48,10 @@ contender_cmd() {
 #              10; the push and stall scenarios). c1m-floor, c1m-libuv,
 #              c1m-uring and the blocking py_server loops (gevent, threads)
 #              refuse it (exit 2).
+#   push-flow  --push-flow ignore: the naive push idiom, which writes every
+#              push whatever is queued (py_server's Protocol and streams
+#              contenders; the stall scenario's STALL_PUSH_FLOW=ignore). The C
+#              servers have no such idiom: they queue a count, not bytes.
 #   broadcast  --push BYTES alone: one line to every connection on SIGUSR1 to
 #              a worker (SCENARIO=push PUSH_EVERY=0). c1m-floor has only this:
 #              one send() per connection, the floor of a broadcast.
@@ -59,6 +63,7 @@ contender_supports() {
     local with
     case "$2" in
         push) with=" c pyext asyncio-protocol asyncio-streams uvloop " ;;
+        push-flow) with=" pyext asyncio-protocol asyncio-streams uvloop " ;;
         broadcast) with=" floor c pyext asyncio-protocol asyncio-streams uvloop " ;;
         reads) with=" ${C1M_CONTENDERS[*]/floor/} " ;;
         *) return 1 ;;

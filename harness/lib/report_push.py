@@ -232,12 +232,12 @@ def stall_section(run_dir, cells, settings):
     findings = [r for c in cells for r in c.runs if cellmod.status_of(r) == "oom-guard"]
     from results import md_table
     out = ["## Stalled readers\n",
-           "The server pushed %s bytes to every connection every %s s; after the hold, the "
+           "The server pushed %s bytes to every connection every %s s%s; after the hold, the "
            "client stopped reading a fraction of each worker's connections (the condition: "
            "`stall=F`; `-sndbuf0`: the server with `--sndbuf 0`, kernel autotuning up to "
            "tcp_wmem's max, otherwise its default 4096 and `--max-pending 4096`), and the "
            "harness watched for up to %s s, once a second. ended: `cut` every stalled "
-           "connection closed as slow; `steady` no cut, and TCP memory within a tenth of what the stalled peers would pin at the push rate, for %s s (`STALL_STEADY`, and at least the push intervals in which a filling peer would show); `wait` still "
+           "connection closed as slow; `steady` no cut, and TCP memory (and the server's RssAnon, plus 8 MiB) within a tenth of what the stalled peers would pin at the push rate, for %s s (`STALL_STEADY`, and at least the push intervals in which a filling peer would show); `wait` still "
            "filling at the end; `oom-guard` usable memory (MemAvailable less SReclaimable) under the floor, or falling fast "
            "enough to be under it at the next sample. kernel: the peak of sockstat's TCP "
            "`mem` pages (machine-wide) minus before the stall, x the page size, per "
@@ -252,6 +252,9 @@ def stall_section(run_dir, cells, settings):
            "samples). %s marks figures of runs the memory guard stopped: what an unbounded "
            "idiom took before it was stopped.\n" % (
                settings.get("stall_push_bytes") or 1024, settings.get("stall_push_every") or 1,
+               (", in the naive idiom (`STALL_PUSH_FLOW=ignore`: the Python contenders write "
+                "every push whatever is queued, without flow control)"
+                if settings.get("stall_push_flow") == "ignore" else ""),
                settings.get("stall_wait") or 300, steady_window(cells, settings),
                DOUBLE_DAGGER),
            md_table(STALL_COLS, table) + "\n"]

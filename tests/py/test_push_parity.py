@@ -351,6 +351,37 @@ class PushParity:
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn("--max-pending", r.stderr)
 
+    def test_k_push_flow_ignore_buffers_without_limit(self):
+        """--push-flow ignore, the naive idiom: a peer that stops reading is
+        never cut, and the server holds its pushes (far over --max-pending
+        and what the kernel's queues take); c1m-server has no such idiom and
+        refuses the flag (exit 2 naming it)."""
+        port = self.port + 30
+        args = ("--push", "512", "--push-every", "0.01", "--push-flow", "ignore")
+        if self.loop == "c":
+            cmd = base.server_command(self.loop, self.api, port,
+                                      os.path.join(self.tmp.name, "flow.stats"), *args)
+            r = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=30)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("--push-flow", r.stderr)
+            return
+        _, path = self.server(port, "flow", *args)
+        r = PushReader(HOST, port, 512)
+        self.addCleanup(r.close)
+        r.connect(2)
+        r.stall(1)      # a 1 KiB receive buffer; the server's --sndbuf 4096
+        # 6 s: 600 pushes (300 KB) to the stalled peer; the bounded idiom cuts it
+        # within about a second of its queues filling (test_c)
+        r.run(lambda: False, 6)
+        r.run(lambda: r.min_each() >= 600, 10)
+        t = self.total(path)
+        self.assertEqual(t["slow"], 0, t)
+        held = (t["pushed"] - r.summary()["received"]) * 512
+        # the stalled peer's kernel queues hold at most ~64 KiB (both ends);
+        # the rest is in the server's transport, past --max-pending (4096)
+        self.assertGreater(held, 4096 + 65536 + 65536, (t, r.summary()))
+        self.assertEqual(r.stalled_closed(quiet_s=0.5, limit_s=2.0), 0)
+
     def test_z_pushed_equals_received_at_stop(self):
         before = self.wait_total(lambda t: t["open"] == 0, "no connection open")["pushed"]
         r = self.reader()

@@ -13,6 +13,11 @@
 # (default "default,0": the server's own --sndbuf 4096, and 0 = kernel
 # autotuning up to tcp_wmem's max, seed 002's experiment): "stall=0.01",
 # "stall=0.01-sndbuf0", ... The server's --max-pending is its default (4096).
+# STALL_PUSH_FLOW (default honour) picks the push idiom of the Python
+# contenders: honour (flow control respected: the bounded idioms) or ignore
+# (py_server --push-flow ignore: every push written whatever is queued, so a
+# stalled peer's buffer grows until the memory guard stops the run: issue 10's
+# "what an unbounded idiom costs"; contenders without it are `unsupported`).
 #
 # The phase samples once a second (OUT/stall.csv: seconds since the stall,
 # sockstat TCP mem pages and orphans (machine-wide figures: only inuse and tw
@@ -20,9 +25,9 @@
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
 # (the server's `slow` counter grew by the number stalled: "cut"), when nothing
 # changed for STALL_STEADY seconds, and enough push intervals that a filling
-# peer would show (stall_steady_s; "steady": no cut, and TCP memory moved less
-# than a tenth of what the stalled peers would pin at the push rate: the
-# queues are full and stay), at STALL_WAIT seconds ("wait": still filling),
+# peer would show (stall_steady_s; "steady": no cut, and TCP memory and the
+# server's RssAnon moved less than a tenth of what the stalled peers would pin
+# at the push rate: the queues are full and stay), at STALL_WAIT seconds ("wait": still filling),
 # when MemAvailable less the reclaimable slab (mem_usable_kib) fell under the
 # run's floor (status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
@@ -40,6 +45,7 @@
 #   stall_cut (connections the server closed as slow during the phase),
 #   stall_cut_first_s / stall_cut_last_s (stall until the first / last of them,
 #   from the 10 Hz ramp.csv samples), stall_push_bytes_cfg, stall_push_every_s,
+#   stall_push_flow (STALL_PUSH_FLOW),
 #   stall_avail_drop_bytes_per_stalled (MemAvailable just before the stall minus
 #   its low during the phase, / stalled: what the machine lost, see below),
 #   stall_avail0_kib, stall_avail_min_kib.
@@ -57,8 +63,10 @@
 # difference of machine-wide samples: whatever else takes memory meanwhile is
 # in it too, divided by the stalled count, so a small count makes it noisy.
 
-scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_WAIT STALL_STEADY; }
-scenario_needs() { echo push; }  # the servers push to the stalled readers
+scenario_knobs() { echo STALL STALL_SNDBUF STALL_PUSH_BYTES STALL_PUSH_EVERY STALL_PUSH_FLOW STALL_WAIT STALL_STEADY; }
+# the servers push to the stalled readers; STALL_PUSH_FLOW=ignore, in the
+# naive idiom (contenders.sh push-flow)
+scenario_needs() { echo push; [ "${STALL_PUSH_FLOW:-honour}" = ignore ] && echo push-flow; return 0; }
 
 stall_fracs() { tr ', ' '\n\n' <<<"${STALL:-0.01,0.1}" | sed '/^$/d'; }
 stall_bufs() { tr ', ' '\n\n' <<<"${STALL_SNDBUF:-default,0}" | sed '/^$/d'; }
@@ -77,6 +85,8 @@ scenario_check() {
     in_range "$pb" 32 1025 || { echo "STALL_PUSH_BYTES: expects 32..1025: $pb" >&2; return 1; }
     [[ $e =~ ^([0-9]+([.][0-9]*)?|[.][0-9]+)$ ]] && awk -v e="$e" 'BEGIN{exit !(e >= 0.001 && e <= 86400)}' \
         || { echo "STALL_PUSH_EVERY: expects seconds 0.001..86400: $e" >&2; return 1; }
+    [[ ${STALL_PUSH_FLOW:-honour} =~ ^(honour|ignore)$ ]] \
+        || { echo "STALL_PUSH_FLOW: expects honour or ignore: ${STALL_PUSH_FLOW}" >&2; return 1; }
     in_range "${STALL_WAIT:-300}" 1 86400 || { echo "STALL_WAIT: expects whole seconds 1..86400: ${STALL_WAIT}" >&2; return 1; }
     in_range "${STALL_STEADY:-10}" 2 3600 || { echo "STALL_STEADY: expects whole seconds 2..3600: ${STALL_STEADY}" >&2; return 1; }
     return 0
@@ -97,6 +107,7 @@ stall_buf_of() { [[ $1 == *-sndbuf0 ]] && echo 0 || echo default; }
 
 scenario_server_args() {
     printf '%s ' --push "${STALL_PUSH_BYTES:-1024}" --push-every "${STALL_PUSH_EVERY:-1}"
+    [ "${STALL_PUSH_FLOW:-honour}" = ignore ] && printf '%s ' --push-flow ignore
     [ "$(stall_buf_of "$variant")" = 0 ] && printf '%s ' --sndbuf 0
     echo
 }
@@ -148,19 +159,29 @@ stall_steady_s() {
          BEGIN { w = ceil(ceil((2 * p + mp) / (0.9 * b)) * e); if (w < s) w = s; print w }'
 }
 
-# stall_window MEM SLOW: true while MEM stays within $still_tol pages of the
-# window's first sample and SLOW (the server's cut count) has not moved since
-# it; otherwise this sample opens a new window (still_since, still_mem,
-# still_slow). Against the window's first sample, not the previous one: a
-# queue that fills slowly moves little between two samples, not over a window.
+# stall_window MEM SLOW [RSS]: true while MEM stays within $still_tol pages of
+# the window's first sample, SLOW (the server's cut count) has not moved since
+# it, and RSS (the server's RssAnon, KiB) within $still_tol pages plus
+# STALL_RSS_SLACK_KIB of it; otherwise this sample opens a new window
+# (still_since, still_mem, still_slow, still_rss). Against the window's first
+# sample, not the previous one: a queue that fills slowly moves little between
+# two samples, not over a window. The RSS term: a server that buffers in
+# userspace without limit (STALL_PUSH_FLOW=ignore) keeps the kernel's queues
+# full and flat while its own memory grows; the slack is the allocator's noise.
+STALL_RSS_SLACK_KIB=8192
 stall_window() {
-    local d
+    local d r=${3:-}
     if [ -n "$still_since" ] && [ "$2" = "$still_slow" ]; then
         d=$(( $1 - still_mem ))
         [ "$d" -lt 0 ] && d=$(( -d ))
-        [ "$d" -le "$still_tol" ] && return 0
+        if [ "$d" -le "$still_tol" ]; then
+            [ -z "$r" ] || [ -z "$still_rss" ] && return 0
+            d=$(( r - still_rss ))
+            [ "$d" -lt 0 ] && d=$(( -d ))
+            [ "$d" -le $(( still_tol * ${page:-4096} / 1024 + STALL_RSS_SLACK_KIB )) ] && return 0
+        fi
     fi
-    still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2
+    still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2 still_rss=$r
     return 1
 }
 
@@ -185,7 +206,7 @@ stall_guard() {
 
 scenario_run() {
     local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
-    local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0
+    local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0 still_rss=""
     local avail0 avail_kib avail_low gone
     local still_since="" prev_t t_dead end=wait t_end prev_usable="" usable usable_kib page guard_why="" oom
     page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
@@ -195,6 +216,7 @@ scenario_run() {
     R[stall_sndbuf]=$(stall_buf_of "$variant")
     R[stall_push_bytes_cfg]=${STALL_PUSH_BYTES:-1024}
     R[stall_push_every_s]=${STALL_PUSH_EVERY:-1}
+    R[stall_push_flow]=${STALL_PUSH_FLOW:-honour}
     steady=$(stall_steady_s)
     R[stall_steady_s]=$steady
     [ "$steady" -lt "$wait" ] || log "$contender: stall: the phase cannot end steady: it needs ${steady} s without change (STALL_PUSH_EVERY ${STALL_PUSH_EVERY:-1} s), STALL_WAIT is ${wait} s"
@@ -253,7 +275,7 @@ scenario_run() {
         if ! kill -0 "$spid" 2>/dev/null || [ "${gone:-0}" -gt 0 ]; then end=server-died; break; fi
         if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
         # nothing moves: the queues are as full as they get
-        if [ -n "$mem" ] && stall_window "$mem" "${slow:-0}" && [ $((EPOCHSECONDS - still_since)) -ge "$steady" ]; then
+        if [ -n "$mem" ] && stall_window "$mem" "${slow:-0}" "${rss:-}" && [ $((EPOCHSECONDS - still_since)) -ge "$steady" ]; then
             end=steady; break
         fi
         prev_t=$EPOCHSECONDS
@@ -336,11 +358,15 @@ stall_ss() {
 # The push schedule from the hold to the phase's end (before ss, whose load
 # is the harness's): the stalled peers are owed nothing until cut. A server
 # behind it filled its stalled peers later than asked (push_kept_check).
+# With STALL_PUSH_FLOW=ignore they are owed every line (the naive idiom
+# writes to them all along, and those lines count as sent): otherwise half
+# the peers stalled would let a server at half its schedule read 1.0.
 stall_t_end=""
 scenario_after_client() {
-    local from=${ta:-${t1:-}} to=${stall_t_end:-${tsc1:-}}
+    local from=${ta:-${t1:-}} to=${stall_t_end:-${tsc1:-}} owed_none=${R[stalled]:-}
+    [ "${STALL_PUSH_FLOW:-honour}" = ignore ] && owed_none=""
     if [ -n "$from" ] && [ -n "$to" ]; then
-        push_kept_check "$from" "$to" "${STALL_PUSH_EVERY:-1}" "${R[stalled]:-}" "${R[stall_at_us]:-}"
+        push_kept_check "$from" "$to" "${STALL_PUSH_EVERY:-1}" "$owed_none" "${R[stall_at_us]:-}"
     else
         run_flag "unmeasured:push_kept"
     fi
