@@ -551,12 +551,12 @@ uvloop: push-flow"
                  steps 800000 800000 800100 799900    # still
                  steps 800000 800600 801200 801800    # each step within 1000 of the last: not still over the window
                  still_since="" ; stall_window 800000 0; stall_window 800000 1 && echo "slow moved: still" || echo "slow moved: new window"
-                 # the server RssAnon (KiB): within still_tol pages (4000 KiB) + 8 MiB of the
+                 # the server RssAnon (KiB): within still_tol pages (4000 KiB) + 2 MiB of the
                  # first sample is still; a server buffering without limit is not
                  rsteps() { local m r=""; still_since=""; for m in "$@"; do stall_window 800000 0 "$m" && r+=0 || r+=1; done; echo "$r"; }
                  page=4096
-                 rsteps 100000 105000 112000 88000     # within 12,192 KiB
-                 rsteps 100000 105000 112193 120000    # over: a new window at 112,193
+                 rsteps 100000 103000 106000 94000     # within 6,048 KiB
+                 rsteps 100000 103000 106049 110000    # over: a new window at 106,049
                  still_since=""; stall_window 800000 0 ""; stall_window 800000 0 "" && echo "no rss: still"
                  # pyext at 1M, 10,000 stalled, a line every 20 s: what ended the phase "steady"
                  # after 53 s with nothing cut (1% of the previous sample)
@@ -724,7 +724,7 @@ EOF
     # servers' transports (the bounded idiom cuts them within seconds)
     BENCH_CONTENDERS=c,asyncio-protocol,asyncio-streams bench_scenario stall "$out" STALL=0.1 \
         STALL_SNDBUF=default STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.01 STALL_PUSH_FLOW=ignore \
-        STALL_WAIT=8 STALL_STEADY=2
+        STALL_WAIT=10 STALL_STEADY=4
     run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
 import json, sys
 rows = {r["contender"]: r for r in map(json.loads, open(sys.argv[1]))}

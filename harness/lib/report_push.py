@@ -237,7 +237,7 @@ def stall_section(run_dir, cells, settings):
            "`stall=F`; `-sndbuf0`: the server with `--sndbuf 0`, kernel autotuning up to "
            "tcp_wmem's max, otherwise its default 4096 and `--max-pending 4096`), and the "
            "harness watched for up to %s s, once a second. ended: `cut` every stalled "
-           "connection closed as slow; `steady` no cut, and TCP memory (and the server's RssAnon, plus 8 MiB) within a tenth of what the stalled peers would pin at the push rate, for %s s (`STALL_STEADY`, and at least the push intervals in which a filling peer would show); `wait` still "
+           "connection closed as slow; `steady` no cut, and TCP memory (and the server's RssAnon, plus 2 MiB) within a tenth of what the stalled peers would pin at the push rate, for %s s (`STALL_STEADY`, and at least the push intervals in which a filling peer would show); `wait` still "
            "filling at the end; `oom-guard` usable memory (MemAvailable less SReclaimable) under the floor, or falling fast "
            "enough to be under it at the next sample. kernel: the peak of sockstat's TCP "
            "`mem` pages (machine-wide) minus before the stall, x the page size, per "

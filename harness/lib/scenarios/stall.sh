@@ -167,8 +167,10 @@ stall_steady_s() {
 # sample, not the previous one: a queue that fills slowly moves little between
 # two samples, not over a window. The RSS term: a server that buffers in
 # userspace without limit (STALL_PUSH_FLOW=ignore) keeps the kernel's queues
-# full and flat while its own memory grows; the slack is the allocator's noise.
-STALL_RSS_SLACK_KIB=8192
+# full and flat while its own memory grows; the slack is the allocator's noise
+# (small: at 2k connections with a 2 s window, 8 MiB of slack hid a naive
+# server's growth while it pushed at a third of its schedule, CI 2026-12-05).
+STALL_RSS_SLACK_KIB=2048
 stall_window() {
     local d r=${3:-}
     if [ -n "$still_since" ] && [ "$2" = "$still_slow" ]; then
