@@ -1,0 +1,3 @@
+bc_series = ''
+lat_series = ''
+stall_label = '1m'
