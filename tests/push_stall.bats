@@ -558,6 +558,8 @@ uvloop: push-flow"
                  rsteps 100000 103000 106000 94000     # within 6,048 KiB
                  rsteps 100000 103000 106049 110000    # over: a new window at 106,049
                  still_since=""; stall_window 800000 0 ""; stall_window 800000 0 "" && echo "no rss: still"
+                 still_since=""; stall_window 800000 0 ""; stall_window 800000 0 5000 && echo "rss from none: still" || echo "rss from none: new window"
+                 still_since=""; stall_window 800000 0 5000; stall_window 800000 0 "" && echo "rss to none: still" || echo "rss to none: new window"
                  # pyext at 1M, 10,000 stalled, a line every 20 s: what ended the phase "steady"
                  # after 53 s with nothing cut (1% of the previous sample)
                  still_tol=$(STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=20 stall_still_pages 10000 10)
@@ -574,7 +576,10 @@ uvloop: push-flow"
     assert_line --index 5 1000
     assert_line --index 6 1010
     assert_line --index 7 "no rss: still"
-    assert_line --index 8 1111111111111
+    # an RSS read that failed at one end of the window: no verdict spans it
+    assert_line --index 8 "rss from none: new window"
+    assert_line --index 9 "rss to none: new window"
+    assert_line --index 10 1111111111111
 }
 
 @test "stall: the memory guard stops under the floor, and before it when the next sample at the last one's pace would be under it" {

@@ -163,7 +163,8 @@ stall_steady_s() {
 # the window's first sample, SLOW (the server's cut count) has not moved since
 # it, and RSS (the server's RssAnon, KiB) within $still_tol pages plus
 # STALL_RSS_SLACK_KIB of it; otherwise this sample opens a new window
-# (still_since, still_mem, still_slow, still_rss). Against the window's first
+# (still_since, still_mem, still_slow, still_rss); so does an RSS read at one
+# end of the window and not the other. Against the window's first
 # sample, not the previous one: a queue that fills slowly moves little between
 # two samples, not over a window. The RSS term: a server that buffers in
 # userspace without limit (STALL_PUSH_FLOW=ignore) keeps the kernel's queues
@@ -177,7 +178,10 @@ stall_window() {
         d=$(( $1 - still_mem ))
         [ "$d" -lt 0 ] && d=$(( -d ))
         if [ "$d" -le "$still_tol" ]; then
-            [ -z "$r" ] || [ -z "$still_rss" ] && return 0
+            # no RssAnon at either end (a caller without it): TCP alone; at
+            # one end only (a read that failed): no window spans it
+            [ -z "$r" ] && [ -z "$still_rss" ] && return 0
+            [ -n "$r" ] && [ -n "$still_rss" ] || { still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2 still_rss=$r; return 1; }
             d=$(( r - still_rss ))
             [ "$d" -lt 0 ] && d=$(( -d ))
             [ "$d" -le $(( still_tol * ${page:-4096} / 1024 + STALL_RSS_SLACK_KIB )) ] && return 0
