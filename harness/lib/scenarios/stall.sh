@@ -179,12 +179,14 @@ stall_window() {
         [ "$d" -lt 0 ] && d=$(( -d ))
         if [ "$d" -le "$still_tol" ]; then
             # no RssAnon at either end (a caller without it): TCP alone; at
-            # one end only (a read that failed): no window spans it
-            [ -z "$r" ] && [ -z "$still_rss" ] && return 0
-            [ -n "$r" ] && [ -n "$still_rss" ] || { still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2 still_rss=$r; return 1; }
-            d=$(( r - still_rss ))
-            [ "$d" -lt 0 ] && d=$(( -d ))
-            [ "$d" -le $(( still_tol * ${page:-4096} / 1024 + STALL_RSS_SLACK_KIB )) ] && return 0
+            # one end only (a read that failed): a new window, below
+            if [ -z "$r" ] && [ -z "$still_rss" ]; then
+                return 0
+            elif [ -n "$r" ] && [ -n "$still_rss" ]; then
+                d=$(( r - still_rss ))
+                [ "$d" -lt 0 ] && d=$(( -d ))
+                [ "$d" -le $(( still_tol * ${page:-4096} / 1024 + STALL_RSS_SLACK_KIB )) ] && return 0
+            fi
         fi
     fi
     still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2 still_rss=$r
