@@ -12,9 +12,23 @@ set output out.'.'.fmt
 set grid
 set key top left box opaque Left reverse width 1
 set border lw 1
-# One colour per contender, the same in every plot.
-color(c) = c eq 'c' ? 0x1f77b4 : c eq 'pyext' ? 0xff7f0e : c eq 'asyncio-protocol' ? 0x2ca02c : \
-           c eq 'asyncio-streams' ? 0xd62728 : c eq 'uvloop' ? 0x9467bd : 0x7f7f7f
+# One colour and point type per contender, the same in every plot: the one
+# table (name, colour, point type), in the ladder order of
+# harness/lib/contenders.sh (tests/py/test_plots.py checks that every
+# contender has its own entry). Any other name is black, point type 1.
+ctab = 'floor #7f7f7f 4 '.\
+       'c #1f77b4 7 '.\
+       'io_uring #17becf 12 '.\
+       'pyext #ff7f0e 5 '.\
+       'libuv #8c564b 8 '.\
+       'uvloop #9467bd 9 '.\
+       'asyncio-protocol #2ca02c 11 '.\
+       'asyncio-streams #d62728 13 '.\
+       'gevent #bcbd22 10 '.\
+       'threads #e377c2 3'
+cidx(c, i) = i > words(ctab) ? 0 : (word(ctab, i) eq c ? i : cidx(c, i + 3))
+color(c) = cidx(c, 1) ? word(ctab, cidx(c, 1) + 1) : '#000000'
+ptype(c) = cidx(c, 1) ? int(word(ctab, cidx(c, 1) + 2)) : 1
 # "name:status" (a ramp that did not finish) -> "name"
 base(s) = strstrt(s, ':') ? s[1:strstrt(s, ':') - 1] : s
 # A series is "contender" or "contender~condition" (results.py series_of): its
