@@ -5,7 +5,7 @@
 #
 # harness/lib/results.py turns the records into gnuplot data files under
 # RUN_DIR/plots/data/ (derived, safe to delete); harness/plots/*.gp draw them
-# (the tier, ramp and bytes plots, and those the report modules
+# (the tier, ramp, bytes and ratio-to-floor plots, and those the report modules
 # harness/lib/report_*.py ask for: profiles, scenarios).
 #
 # Exit: 0 done, 1 error (missing input, gnuplot missing or failing), 2 usage.
@@ -58,10 +58,11 @@ main() {
     fi
     [[ " $have " == *" ramp "* ]] && draw ramp
     [[ " $have " == *" bytes "* ]] && draw bytes
+    [[ " $have " == *" ratio "* ]] && draw ratio     # only where the floor was measured
     # the report modules' plots (lib/report_*.py plotdata: harness/plots/NAME.gp)
     local w
     for w in $have; do
-        case $w in tiers|ramp|bytes) continue ;; esac
+        case $w in tiers|ramp|bytes|ratio) continue ;; esac
         [[ $w =~ ^[a-z0-9_]+$ ]] && [ -f "$GPDIR/$w.gp" ] || die "results.py asked for a plot without a script: harness/plots/$w.gp"
         draw "$w"
     done

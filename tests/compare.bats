@@ -55,13 +55,39 @@ setup() {
     for p in t_connect rss cpu ramp bytes; do
         [ -s "$BATS_TEST_TMPDIR/ref/plots/$p.png" ] && [ -s "$BATS_TEST_TMPDIR/ref/plots/$p.svg" ]
     done
-    grep -q "bootstrap 95% interval of the median" "$BATS_TEST_TMPDIR/ref/plots/t_connect.svg"
+    # 3 runs a cell: their bootstrap 95% interval is their min-max, and so named
+    grep -q "median of 3 runs, bars: min-max of the runs" "$BATS_TEST_TMPDIR/ref/plots/t_connect.svg"
     grep -q "none dropped" "$BATS_TEST_TMPDIR/ref/plots/cpu.svg"
     grep -q '^## Runs dropped from the figures (0 of 15)' "$BATS_TEST_TMPDIR/ref/report.md"
     grep -q '| c | 100k | ok 3/3 | 1.51 \[1.45-1.80\] |' "$BATS_TEST_TMPDIR/ref/report.md"
     # the committed reference is untouched
     run git status --porcelain -- results/reference-100k
     assert_output ""
+}
+
+@test "make plot on a copy of results/reference: every plot, the ratio to the floor, CPU per connection, every ramp" {
+    command -v gnuplot >/dev/null || skip "gnuplot missing (make test-deps installs gnuplot-nox)"
+    local d=$BATS_TEST_TMPDIR/ref p f
+    mkdir "$d"
+    cp -r results/reference/runs.jsonl results/reference/meta.json results/reference/ramp "$d/"
+    run make -s plot PYTHON="$PYTHON" RUN="$d"
+    assert_success
+    for p in t_connect rss cpu ramp bytes ratio; do
+        for f in png svg; do [ -s "$d/plots/$p.$f" ] || fail "no plots/$p.$f"; done
+        grep -q "(plots/$p.png)" "$d/report.md" || fail "report.md does not show $p.png"
+    done
+    grep -q "microseconds per connection" "$d/plots/cpu.svg"
+    grep -q "Server CPU per connection / the floor" "$d/plots/ratio.svg"
+    grep -q "bold: the median run" "$d/plots/ramp.svg"
+    grep -q "server userspace alone (log scale)" "$d/plots/bytes.svg"
+    # every run's ramp: 6 contenders x 3 runs
+    [ "$(ls "$d"/plots/data/ramp-*.dat | wc -l)" -eq 18 ]
+}
+
+@test "unittest: the colour table and the plot data (tests/py/test_plots.py)" {
+    run "$PYTHON" -m unittest tests.py.test_plots
+    assert_success
+    assert_line --regexp '^OK'
 }
 
 @test "make plot from runs.jsonl alone: a tier where every run was disturbed is drawn apart and footnoted" {
@@ -89,7 +115,7 @@ setup() {
     for p in t_connect rss cpu; do [ -s "$d/plots/$p.png" ] && [ -s "$d/plots/$p.svg" ]; done
     grep -q "pyext † all runs disturbed" "$d/plots/t_connect.svg"
     grep -q "3 of 11 runs dropped (disturbed 2, server-died 1)" "$d/plots/cpu.svg"
-    grep -q "bootstrap 95% interval (>= 3 runs) or min-max" "$d/plots/t_connect.svg"
+    grep -q "median of 2-3 runs, bars: min-max of the runs" "$d/plots/t_connect.svg"
     grep -q '| pyext | 5k | disturbed 2/2 | 2.15 (2.10-2.20)† |' "$d/report.md"
     grep -q '| uvloop | 2k | 1 | server-died | worker 1 died |' "$d/report.md"
 }

@@ -21,6 +21,7 @@ import csv
 import glob
 import importlib
 import json
+import math
 import os
 import platform
 import re
@@ -374,14 +375,65 @@ def gp_str(s):
     return "'" + s.replace("'", "''") + "'"
 
 
-def bars_text(kinds):
-    if not kinds:
+def cpu_us_per_conn(r):
+    """Server CPU in the connect phase per accepted connection, microseconds."""
+    cpu, acc = num(r.get("server_cpu_connect_s")), num(r.get("accepted")) or num(r.get("tier"))
+    return cpu / acc * 1e6 if cpu is not None and acc else None
+
+
+# The tier plots' figures: a run's value of each (None: not measured).
+FIGURES = [
+    ("t", lambda r: num(r.get("t_accept_s"))),
+    ("rss", lambda r: None if num(r.get("server_rss_kib")) is None else num(r["server_rss_kib"]) / 1024),
+    ("cpu", cpu_us_per_conn),
+]
+
+
+def figure_vals(c, f):
+    return [v for v in (f(r) for r in c.used) if v is not None]
+
+
+def bars_text(cell_list):
+    """What a point and its bars are, as the plots' subtitle: the number of
+    runs, and the interval named by what it is. With few runs the bootstrap
+    95% interval of a median is the runs' min-max (bootstrap.py): it is then
+    called min-max."""
+    ns, kinds = set(), set()
+    for c in cell_list:
+        for _, f in FIGURES:
+            vals = figure_vals(c, f)
+            if not vals:
+                continue
+            ns.add(len(vals))
+            if len(vals) > 1:
+                _, lo, hi, _ = bootstrap.spread(vals)
+                kinds.add("minmax" if (lo, hi) == (min(vals), max(vals)) else "ci")
+    if not ns:
         return ""
-    if kinds == {"ci"}:
-        return "median, bars: bootstrap 95% interval of the median"
+    n = "%d" % min(ns) if len(ns) == 1 else "%d-%d" % (min(ns), max(ns))
+    out = "median of %s run%s" % (n, "" if ns == {1} else "s")
     if kinds == {"minmax"}:
-        return "median, bars: min-max of the runs (fewer than %d per tier)" % bootstrap.MIN_RUNS
-    return "median, bars: bootstrap 95%% interval (>= %d runs) or min-max" % bootstrap.MIN_RUNS
+        out += ", bars: min-max of the runs"
+        if min(ns) >= bootstrap.MIN_RUNS:
+            out += " (= their bootstrap 95% interval)"
+    elif kinds == {"ci"}:
+        out += ", bars: bootstrap 95% interval of the median"
+    elif kinds:
+        out += ", bars: bootstrap 95%% interval of the median (>= %d runs) or min-max" % bootstrap.MIN_RUNS
+    return out
+
+
+def axis_vars(cell_list):
+    """[(figure, log axis?, bar base)]: a log axis when the figure's medians
+    span 20x or more (the smallest stays visible), its bars then starting
+    at the power of 10 below the smallest value."""
+    out = []
+    for k, f in FIGURES:
+        meds = [bootstrap.spread(v)[0] for v in (figure_vals(c, f) for c in cell_list) if v]
+        lows = [min(v) for v in (figure_vals(c, f) for c in cell_list) if v]
+        lg = bool(meds) and min(meds) > 0 and max(meds) >= 20 * min(meds)
+        out.append((k, int(lg), 10 ** math.floor(math.log10(min(lows))) if lg else 0))
+    return out
 
 
 def dropped_note(cell_list):
@@ -401,24 +453,34 @@ def dropped_note(cell_list):
     return out
 
 
-def tier_line(c):
-    """tier t(med lo hi) rss_mib(med lo hi) cpu_s(med lo hi) label, or None."""
-    ta = c.stat("t_accept_s")
-    if ta is None:
-        return None, None
-    # A figure no run measured is NaN (gnuplot leaves the point out), never a 0
-    # the plot would draw as measured.
-    rss = c.stat("server_rss_kib")
-    rss = " ".join("%.3f" % (v / 1024) for v in rss[:3]) if rss else "NaN NaN NaN"
-    cpu = c.stat("server_cpu_connect_s")
-    cpu = " ".join("%.3f" % v for v in cpu[:3]) if cpu else "NaN NaN NaN"
-    return ("%d %.4f %.4f %.4f %s %s %s" % ((c.tier,) + tuple(ta[:3]) + (rss, cpu, c.label)),
-            ta[3])
+def stat_cols(s, fmt):
+    return " ".join(fmt % v for v in s[:3]) if s else "NaN NaN NaN"
+
+
+def tier_line(c, floor=None):
+    """tier t(med lo hi) rss_mib(med lo hi) cpu_us_per_conn(med lo hi) label
+    t/floor(med lo hi) cpu/floor(med lo hi), or None without a time. A
+    figure no run measured is NaN (gnuplot leaves the point out), never a 0
+    the plot would draw as measured; so is a ratio without a floor cell."""
+    if c.stat("t_accept_s") is None:
+        return None
+    figs = [bootstrap.spread(figure_vals(c, f)) for _, f in FIGURES]
+    ratios = []
+    for _, f in (FIGURES[0], FIGURES[2]):
+        a = figure_vals(floor, f) if floor is not None else []
+        b = figure_vals(c, f)
+        ok = a and b and min(a) > 0 and min(b) > 0
+        # the floor to itself: 1 by definition, drawn as the reference bar
+        r = (1.0, 1.0, 1.0) if ok and floor is c else bootstrap.ratio_ci(a, b) if ok else None
+        ratios.append(stat_cols(r, "%.4f"))
+    return "%d %s %s %s %s %s" % (c.tier, stat_cols(figs[0], "%.4f"), stat_cols(figs[1], "%.3f"),
+                                  stat_cols(figs[2], "%.3f"), c.label, " ".join(ratios))
 
 
 def write_dat(path, lines):
     with open(path, "w") as f:
-        f.write("# tier t_med t_lo t_hi rss_mib_med lo hi cpu_s_med lo hi label\n")
+        f.write("# tier t_med t_lo t_hi rss_mib_med lo hi cpu_us_per_conn_med lo hi label "
+                "t/floor_med lo hi cpu/floor_med lo hi\n")
         f.write("\n".join(lines) + "\n")
 
 
@@ -469,6 +531,61 @@ def call_module(name, mod, func, *args):
         return None
 
 
+def status_counts(runs, skip="ok"):
+    """"1 disturbed, 2 ramp-stalled": the runs not of status SKIP."""
+    counts = {}
+    for r in runs:
+        if cellmod.status_of(r) != skip:
+            counts[cellmod.status_of(r)] = counts.get(cellmod.status_of(r), 0) + 1
+    return ", ".join("%d %s" % (k, s) for s, k in sorted(counts.items()))
+
+
+def ramp_data(run_dir, data_dir, cell, ser, big_label):
+    """The ramp files of every run of CELL with one: ramp-SER.dat for the
+    median run (pick_ramp_run), ramp-SER-rREPEAT.dat for the others. Returns
+    (title, [other files]) or None when no run has a readable ramp."""
+    bold = pick_ramp_run(cell)
+    if bold is None:
+        return None
+    faint, ends = [], {}
+    for r in cell.runs:
+        if not r.get("ramp_file"):
+            continue
+        try:
+            with open(os.path.join(run_dir, str(r["ramp_file"])), newline="") as f:
+                pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
+        except (OSError, KeyError):
+            continue
+        if not pts:
+            continue
+        name = "ramp-%s.dat" % ser if r is bold else "ramp-%s-r%s.dat" % (ser, text(r, "repeat"))
+        with open(os.path.join(data_dir, name), "w") as f:
+            f.write("# seconds accepted (%s %s repeat %s, %s)\n" % (
+                ser, big_label, text(r, "repeat"), cellmod.status_of(r)))
+            f.write("".join("%s %s\n" % p for p in pts))
+        ends[name] = (float(pts[-1][0]), cellmod.status_of(r) == "ok")
+        if r is not bold:
+            faint.append(name)
+    if not os.path.exists(os.path.join(data_dir, "ramp-%s.dat" % ser)):
+        return None
+    other = status_counts(cell.runs)
+    return ser.replace("~", " ") + (" (%s)" % other if other else ""), faint, ends
+
+
+def ramp_axis(ramps):
+    """The ramp plot's time axis: to 1.2x the end of the slowest ok run, so
+    that a run that stalled for minutes does not squeeze the others into the
+    first pixels; (xmax, or 0 for autoscale when no run is cut; [(series
+    index, its longest run's end)] cut)."""
+    ok_ends = [e for r in ramps for e, ok in r[3].values() if ok]
+    if not ok_ends:
+        return 0, []
+    xmax = 1.2 * max(ok_ends)
+    cut = [(i, max(e for e, _ in r[3].values()))
+           for i, r in enumerate(ramps, 1) if max(e for e, _ in r[3].values()) > xmax]
+    return (xmax if cut else 0), cut
+
+
 def cmd_plotdata(run_dir, data_dir):
     rows = read_runs(run_dir)
     os.makedirs(data_dir, exist_ok=True)
@@ -480,49 +597,42 @@ def cmd_plotdata(run_dir, data_dir):
     conts = cellmod.contenders_of(rows)
     tiers = sorted({c.tier for c in cl})
     # Per series: its ok cells (a line with bars), and cells where every
-    # run was disturbed (open markers, its own file and key entry).
-    with_data, disturbed, kinds = [], [], set()
+    # run was disturbed (open markers, its own file and key entry). One
+    # tier: every series a row of single.dat (bars), the disturbed marked.
+    with_data, disturbed, drawn, single, has_ratio = [], [], [], [], False
     for name in conts:
         for cond in shown:
             ok_lines, dist_lines = [], []
+            ser = series_of(name, cond)
             for t in tiers:
                 c = by_key.get((name, t, cond))
-                if c is None:
+                line = c and tier_line(c, by_key.get(("floor", t, cond)))
+                if not line:
                     continue
-                line, kind = tier_line(c)
-                if line is None:
-                    continue
-                kinds.add(kind)
+                drawn.append(c)
+                has_ratio = has_ratio or line.split()[11] != "NaN"
                 (dist_lines if c.all_disturbed else ok_lines).append(line)
-            ser = series_of(name, cond)
+                single.append("%s%s %s %s" % (ser, DAGGER if c.all_disturbed else "", line, ser))
             if ok_lines:
                 with_data.append(ser)
                 write_dat(os.path.join(data_dir, "tiers-%s.dat" % ser), ok_lines)
             if dist_lines:
                 disturbed.append(ser)
                 write_dat(os.path.join(data_dir, "tiers-%s-disturbed.dat" % ser), dist_lines)
-    # ramp curves at the largest tier
+    if len(tiers) == 1 and single:
+        with open(os.path.join(data_dir, "single.dat"), "w") as f:
+            f.write("# name, the columns of tiers-*.dat, series (one tier: a bar per series)\n")
+            f.write("\n".join(single) + "\n")
+    # ramp curves at the largest tier: every run, its median run bold
     big = largest_tier(rows)
-    ramp_conts = []
+    ramps = []
     if big is not None:
         for name in conts:
             for cond in shown:
-                r = pick_ramp_run(by_key.get((name, big, cond)))
-                if not r:
-                    continue
-                src = os.path.join(run_dir, str(r["ramp_file"]))
-                try:
-                    with open(src, newline="") as f:
-                        pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
-                except (OSError, KeyError):
-                    continue
-                if not pts:
-                    continue
-                st, ser = cellmod.status_of(r), series_of(name, cond)
-                with open(os.path.join(data_dir, "ramp-%s.dat" % ser), "w") as f:
-                    f.write("# seconds accepted (%s repeat %s, %s)\n" % (ser, text(r, "repeat"), st))
-                    f.write("".join("%s %s\n" % p for p in pts))
-                ramp_conts.append(ser if st == "ok" else "%s:%s" % (ser, st))
+                c, ser = by_key.get((name, big, cond)), series_of(name, cond)
+                got = c and ramp_data(run_dir, data_dir, c, ser, label_of(big))
+                if got:
+                    ramps.append((ser,) + got)
     # bytes per connection: each series at the largest tier it completed;
     # without an ok run anywhere, its largest tier where every run was
     # disturbed (the name marked with the dagger)
@@ -534,18 +644,32 @@ def cmd_plotdata(run_dir, data_dir):
             if not usable:
                 continue
             c = max(usable, key=lambda c: c.tier)
-            user, kern = c.stat("user_bytes_per_conn"), c.stat("kernel_bytes_per_conn")
-            label = series_of(name, cond) + (DAGGER if c.all_disturbed else "")
+            ser = series_of(name, cond)
+            label = ser + (DAGGER if c.all_disturbed else "")
             label = label if c.tier == big else "%s@%s" % (label, c.label)
-            bar_lines.append("%s %.0f %.0f" % (label, max(user[0], 0) if user else 0,
-                                                max(kern[0], 0) if kern else 0))
+            user = [max(v, 0) for v in figure_vals(c, lambda r: num(r.get("user_bytes_per_conn")))]
+            kern = [max(v, 0) for v in figure_vals(c, lambda r: num(r.get("kernel_bytes_per_conn")))]
+            tot = [max(num(r.get("user_bytes_per_conn")), 0) + max(num(r.get("kernel_bytes_per_conn")), 0)
+                   for r in c.used if num(r.get("user_bytes_per_conn")) is not None
+                   and num(r.get("kernel_bytes_per_conn")) is not None]
+            u, k, t = (bootstrap.spread(v) or (0, 0, 0) for v in (user, kern, tot))
+            bar_lines.append("%s %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %s" % (
+                label, u[0], k[0], u[1], u[2], k[1], k[2], t[0], t[1], t[2], ser))
     if bar_lines:
         with open(os.path.join(data_dir, "bytes.dat"), "w") as f:
-            f.write("# contender user_bytes kernel_bytes (medians of the ok runs; "
+            f.write("# contender user_bytes kernel_bytes user_lo user_hi kernel_lo kernel_hi "
+                    "total_med total_lo total_hi series (medians of the ok runs; "
                     "name%s: of the disturbed runs)\n" % DAGGER)
             f.write("\n".join(bar_lines) + "\n")
     logx = 1 if tiers and tiers[-1] >= 10 * tiers[0] else 0
+    axes = axis_vars(drawn)
     with open(os.path.join(data_dir, "vars.gp"), "w") as f:
+        # the measured tiers, every one a tic; per figure a log axis when its
+        # medians span 20x or more, and the bars' base on it
+        f.write("tier_tics = %s\n" % gp_str("(%s)" % ", ".join('"%s" %d' % (label_of(t), t) for t in tiers)))
+        f.write("tier_lo = %d\ntier_hi = %d\n" % (tiers[0] if tiers else 0, tiers[-1] if tiers else 0))
+        f.write("".join("logy_%s = %d\nbase_%s = %g\n" % (k, lg, k, b) for k, lg, b in axes))
+        f.write("single_series = %s\n" % gp_str(" ".join(ln.split()[-1] for ln in single) if len(tiers) == 1 else ""))
         # series: "contender" or "contender~condition"
         f.write("contenders = %s\n" % gp_str(" ".join(with_data)))
         # series with tiers where every run was disturbed (drawn apart)
@@ -553,30 +677,45 @@ def cmd_plotdata(run_dir, data_dir):
         # the non-default conditions drawn (dash type: position in this list + 1)
         f.write("conditions = %s\n" % gp_str(" ".join(x.replace("/", ",") for x in shown if x)))
         f.write("dagger = %s\n" % gp_str(DAGGER))
-        # what the error bars are, and how many runs were dropped
-        f.write("bars = %s\n" % gp_str(bars_text(kinds)))
+        # what a point and its bars are, and how many runs were dropped
+        f.write("bars = %s\n" % gp_str(bars_text(drawn)))
         f.write("dropped_note = %s\n" % gp_str(dropped_note(cl) + cond_note))
-        # "name" or "name:status" (a curve of a run that did not finish)
-        f.write("ramp_runs = %s\n" % gp_str(" ".join(ramp_conts)))
+        # the ramps: per series i, its file ramp-SER.dat (the median run), the
+        # title (with the other statuses) and the other runs' files
+        f.write("ramp_n = %d\n" % len(ramps))
+        xmax, cut = ramp_axis(ramps)
+        cut = dict(cut)
+        for i, (ser, title, faint, _) in enumerate(ramps, 1):
+            if i in cut:    # "threads (3 ramp-stalled; runs to 466 s)"
+                note = "runs to %.0f s" % cut[i]
+                title = title[:-1] + "; " + note + ")" if title.endswith(")") else "%s (%s)" % (title, note)
+            f.write("ramp_ser_%d = %s\nramp_title_%d = %s\nramp_faint_%d = %s\n" % (
+                i, gp_str(ser), i, gp_str(title), i, gp_str(" ".join(faint))))
+        f.write("ramp_xmax = %g\n" % xmax)
+        f.write("ramp_others = %d\n" % (1 if any(r[2] for r in ramps) else 0))
         f.write("big_label = %s\n" % gp_str(label_of(big) if big else ""))
         f.write("logx = %d\n" % logx)
+        # one tier: bars (single.dat), not a column of points
+        f.write("ntiers = %d\n" % len(tiers))
         f.write("has_bytes = %d\n" % (1 if bar_lines else 0))
+        f.write("bytes_series = %s\n" % gp_str(" ".join(ln.split()[-1] for ln in bar_lines)))
     extra = []
     for name, mod in report_modules():
         for plot in call_module(name, mod, "plotdata", run_dir, rows, data_dir) or []:
             if plot not in extra:
                 extra.append(plot)
-    print(" ".join(["tiers"] * bool(with_data or disturbed) + ["ramp"] * bool(ramp_conts) +
-                   ["bytes"] * bool(bar_lines) + extra))
+    print(" ".join(["tiers"] * bool(with_data or disturbed) + ["ramp"] * bool(ramps) +
+                   ["bytes"] * bool(bar_lines) + ["ratio"] * has_ratio + extra))
 
 
 # ---------------------------------------------------------------- report
 PLOTS = [
     ("t_connect", "Time to connect vs tier"),
     ("rss", "Server RSS (anonymous) vs tier"),
-    ("cpu", "Server CPU seconds during the connect phase vs tier"),
+    ("cpu", "Server CPU per accepted connection during the connect phase vs tier"),
     ("ramp", "Ramp at the largest tier: accepted vs seconds since the client started"),
     ("bytes", "Bytes per connection: kernel (both sockets) and server userspace"),
+    ("ratio", "Time to connect and server CPU as a ratio to the floor"),
 ]
 
 RUN_COLS = ["contender", "tier_label", "repeat", "status", "accepted", "t_accept_s",

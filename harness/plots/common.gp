@@ -3,10 +3,13 @@
 # extension), data (the directory with vars.gp and the .dat files), gpdir
 # (this directory).
 load data.'/vars.gp'
+# a script may set tw, th (the size) before loading this one
+tw = exists('tw') ? tw : 960
+th = exists('th') ? th : 600
 if (fmt eq 'svg') {
-    set terminal svg size 960,600 dynamic noenhanced font 'Sans,12' background rgb 'white'
+    set terminal svg size tw,th dynamic noenhanced font 'Sans,12' background rgb 'white'
 } else {
-    set terminal pngcairo size 960,600 noenhanced font 'Sans,11'
+    set terminal pngcairo size tw,th noenhanced font 'Sans,11'
 }
 set output out.'.'.fmt
 set grid

@@ -266,7 +266,7 @@ class TestDroppedRuns(TmpDir):
         self.assertIn("contenders = 'c'", v)
         self.assertIn("disturbed = 'pyext'", v)
         self.assertIn("5 of 8 runs dropped (disturbed 3, inconsistent 1, server-died 1)", v)
-        self.assertIn("bootstrap 95% interval (>= 3 runs) or min-max", v)
+        self.assertIn("median of 2-3 runs, bars: min-max of the runs", v)
         # bytes: c at its largest ok tier; pyext (never ok) from its disturbed runs, marked
         with open(os.path.join(data, "bytes.dat")) as f:
             bars = [ln.split()[0] for ln in f if not ln.startswith("#")]
@@ -284,7 +284,8 @@ class TestDroppedRuns(TmpDir):
         self.assertEqual(rc, 0, err)
         with open(os.path.join(data, "tiers-c.dat")) as f:
             lines = [ln.split() for ln in f if not ln.startswith("#")]
-        self.assertEqual(lines[0][4:10], ["2.000"] * 3 + ["0.500"] * 3)
+        # RSS in MiB, CPU in microseconds per connection (0.5 s over 2000)
+        self.assertEqual(lines[0][4:10], ["2.000"] * 3 + ["250.000"] * 3)
         self.assertEqual(lines[1][:2], ["4000", "3.0000"])
         self.assertEqual(lines[1][4:10], ["NaN"] * 6)
 
