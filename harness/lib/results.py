@@ -669,6 +669,8 @@ def cmd_plotdata(run_dir, data_dir):
         f.write("tier_tics = %s\n" % gp_str("(%s)" % ", ".join('"%s" %d' % (label_of(t), t) for t in tiers)))
         f.write("tier_lo = %d\ntier_hi = %d\n" % (tiers[0] if tiers else 0, tiers[-1] if tiers else 0))
         f.write("".join("logy_%s = %d\nbase_%s = %g\n" % (k, lg, k, b) for k, lg, b in axes))
+        # the widest bar name (the bars' left margin, characters)
+        f.write("single_width = %d\n" % max([len(ln.split()[0]) for ln in single] or [0]))
         f.write("single_series = %s\n" % gp_str(" ".join(ln.split()[-1] for ln in single) if len(tiers) == 1 else ""))
         # series: "contender" or "contender~condition"
         f.write("contenders = %s\n" % gp_str(" ".join(with_data)))

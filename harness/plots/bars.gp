@@ -14,11 +14,11 @@ nb = words(single_series)
 set yrange [nb - 0.5:-0.5]
 if (logy) { set logscale x; set xrange [base:*] } else { unset logscale x; set xrange [0:*] }
 unset logscale y
-set lmargin 20
+set lmargin (single_width < 12 ? 14 : single_width + 3)
 if (refline) { set arrow 2 from first refline, graph 0 to first refline, graph 1 nohead dt 2 lc rgb 'black' } else { unset arrow 2 }
 m(i) = column(col + 1)
 plot for [i=0:nb-1] data.'/single.dat' every ::i::i \
-        using ((base + m(0)) / 2):($0 + i):(base):(m(0)):($0 + i - 0.35):($0 + i + 0.35):ytic(strcol(1)) \
+        using ((base + m(0)) / 2):($0 + i):(base):(m(0)):($0 + i - 0.35):($0 + i + 0.35):ytic(stitle(strcol(1))) \
         with boxxyerror fs solid 0.8 border lc rgb 'black' lc rgb color(who(word(single_series, i + 1))) notitle, \
      data.'/single.dat' using (m(0)):0:(column(col + 2)):(column(col + 3)) with xerrorbars pt -1 lc rgb 'black' notitle, \
      '' using (column(col + 3)):0:(gprintf('%.3g', m(0))) with labels left offset 0.6, 0 notitle
