@@ -4,6 +4,8 @@
 # axis label) and logy (a log axis: vars.gp logy_*; base: where its bars
 # start). One tier: bars (bars.gp), else lines (lines.gp). The subtitle
 # (bars) says what a point and its bars are.
+# one tier: the bars' axis has no tier, the title names it
+if (ntiers == 1) { ttl = ttl.' at '.big_label }
 set title (strlen(bars) > 0 ? ttl."\n".bars : ttl)
 # How many runs were dropped, and why (status counts), under the plot.
 set bmargin 5
