@@ -608,11 +608,14 @@ def cmd_plotdata(run_dir, data_dir):
                 c = by_key.get((name, t, cond))
                 line = c and tier_line(c, by_key.get(("floor", t, cond)))
                 if not line:
+                    if c:   # a row that says why it has no bar: "no ok run (3 ramp-stalled)"
+                        single.append('%s %d%s %s%s %s "no ok run (%s)"' % (
+                            ser, t, " NaN" * 9, c.label, " NaN" * 6, ser, status_counts(c.runs)))
                     continue
                 drawn.append(c)
                 has_ratio = has_ratio or line.split()[11] != "NaN"
                 (dist_lines if c.all_disturbed else ok_lines).append(line)
-                single.append("%s%s %s %s" % (ser, DAGGER if c.all_disturbed else "", line, ser))
+                single.append('%s%s %s %s ""' % (ser, DAGGER if c.all_disturbed else "", line, ser))
             if ok_lines:
                 with_data.append(ser)
                 write_dat(os.path.join(data_dir, "tiers-%s.dat" % ser), ok_lines)
@@ -621,7 +624,7 @@ def cmd_plotdata(run_dir, data_dir):
                 write_dat(os.path.join(data_dir, "tiers-%s-disturbed.dat" % ser), dist_lines)
     if len(tiers) == 1 and single:
         with open(os.path.join(data_dir, "single.dat"), "w") as f:
-            f.write("# name, the columns of tiers-*.dat, series (one tier: a bar per series)\n")
+            f.write("# name, the columns of tiers-*.dat, series, why no bar (one tier: a bar per series)\n")
             f.write("\n".join(single) + "\n")
     # ramp curves at the largest tier: every run, its median run bold
     big = largest_tier(rows)
@@ -671,7 +674,7 @@ def cmd_plotdata(run_dir, data_dir):
         f.write("".join("logy_%s = %d\nbase_%s = %g\n" % (k, lg, k, b) for k, lg, b in axes))
         # the widest bar name (the bars' left margin, characters)
         f.write("single_width = %d\n" % max([len(ln.split()[0]) for ln in single] or [0]))
-        f.write("single_series = %s\n" % gp_str(" ".join(ln.split()[-1] for ln in single) if len(tiers) == 1 else ""))
+        f.write("single_series = %s\n" % gp_str(" ".join(ln.split()[18] for ln in single) if len(tiers) == 1 else ""))
         # series: "contender" or "contender~condition"
         f.write("contenders = %s\n" % gp_str(" ".join(with_data)))
         # series with tiers where every run was disturbed (drawn apart)

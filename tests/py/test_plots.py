@@ -111,11 +111,16 @@ class TestPlotData(TmpDir):
         for rep in (1, 2, 3):
             self.add(d, "c", 2000, rep, t_accept_s=2.0, server_cpu_connect_s=0.1)
             self.add(d, "pyext", 2000, rep, t_accept_s=2.5, server_cpu_connect_s=0.1)
+            self.add(d, "threads", 2000, rep, "ramp-stalled", t_accept_s=900)
         data, have, v = self.plotdata(d)
         self.assertNotIn("ratio", have)
         self.assertIn("ntiers = 1", v)
-        self.assertIn("single_series = 'c pyext'", v)
-        self.assertEqual([x[0] for x in dat(os.path.join(data, "single.dat"))], ["c", "pyext"])
+        self.assertIn("single_series = 'c pyext threads'", v)
+        rows = dat(os.path.join(data, "single.dat"))
+        self.assertEqual([x[0] for x in rows], ["c", "pyext", "threads"])
+        # a contender without a usable run keeps its row, and says why it has no bar
+        self.assertEqual(rows[2][2:5], ["NaN"] * 3)
+        self.assertEqual(" ".join(rows[2][19:]), '"no ok run (3 ramp-stalled)"')
 
     def test_every_run_of_the_ramp_and_its_statuses_in_the_key(self):
         d = self.subdir("run")
