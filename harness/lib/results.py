@@ -543,7 +543,8 @@ def status_counts(runs, skip="ok"):
 def ramp_data(run_dir, data_dir, cell, ser, big_label):
     """The ramp files of every run of CELL with one: ramp-SER.dat for the
     median run (pick_ramp_run), ramp-SER-rREPEAT.dat for the others. Returns
-    (title, [other files]) or None when no run has a readable ramp."""
+    (title, [other files], {file: (last second, ok?)}) or None when no run
+    has a readable ramp."""
     bold = pick_ramp_run(cell)
     if bold is None:
         return None
