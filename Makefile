@@ -135,6 +135,13 @@ plot:
 compare:
 	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
 	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
+# the figures of README.md and docs/ from the committed results, and results/README.md
+# (harness/lib/docs.py; docs/README.md "Figures"); docs-check fails, naming FILE:LINE, on drift
+.PHONY: docs docs-check
+docs:
+	@$(PYTHON) harness/lib/docs.py render
+docs-check:
+	@$(PYTHON) harness/lib/docs.py check
 # connections that fit per contender, seed 002's formula (README.md "Capacity planning"):
 # RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table;
 # CONNS=10m: the other way, the memory N connections need

@@ -1,0 +1,428 @@
+"""docs.py - the figures of README.md and docs/ rendered from the committed
+results, and the check that they still agree (make docs, make docs-check).
+
+    docs.py render [ROOT]     rewrite every marker's value, and results/README.md
+    docs.py check [ROOT]      render in memory; exit 1 naming FILE:LINE on any
+                              difference, unmarked figure, missing cited path
+
+Markers (one line each; the text between them is what `render` writes):
+
+  <!--fig DIR COLUMN STAT [key=value...]-->VALUE<!--/fig-->
+      DIR is a directory under results/ (its runs.csv: the runs grouped into
+      cells by harness/lib/cells.py, the ok runs only, the same median and
+      interval code as report.md), or a CSV/JSON file under results/.
+      STAT: median, lo, hi (the bootstrap 95% interval, or min-max under 3
+      runs), ci ("median [lo-hi]"), min, max, n (runs used), ratio (this
+      cell's median over the median of over=CONTENDER, or of over_tier=,
+      over_condition=, over_dir=, over_col=), value (a CSV row's cell or a
+      JSON field: COLUMN is a dotted path), sum (COLUMN is a +-joined list of
+      a CSV row's columns).
+      keys: contender= tier= (1m, 300k) condition= select the cell; any other
+      key=value selects a CSV row (exactly one must match); fmt= the units
+      (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
+      scale= multiplies first. Quote a name with spaces: "kernel: epoll".
+  <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
+  ...rendered table...
+  <!--/table-->
+      report.md's summary table (results.summary_rows) of DIR.
+  <!--hand SOURCE-->TEXT<!--/hand-->
+      a figure written by hand; SOURCE says where it comes from.
+  <!--checked--> ... <!--/checked-->
+      a region where every figure (a decimal number, or a number with a unit
+      or %) must be inside a fig, table or hand marker.
+
+`check` also fails on a `results/...` path cited in README.md or docs/ that
+does not exist, on a reference to a file outside the repository (`shared/`)
+or to an issue number, and when results/README.md (the catalogue) differs
+from what `render` would write.
+Exit: 0 in agreement, 1 differences (listed), 2 usage.
+"""
+import csv
+import glob
+import json
+import os
+import re
+import shlex
+import sys
+
+import cells as cellmod
+import results
+import runstore
+import units
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+FIG_RE = re.compile(r"<!--fig (.*?)-->(.*?)<!--/fig-->")
+HAND_RE = re.compile(r"<!--hand (.*?)-->(.*?)<!--/hand-->")
+TABLE_RE = re.compile(r"<!--table (.*?)-->\n(.*?)<!--/table-->", re.S)
+PATH_RE = re.compile(r"(?<![\w/.-])results/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]")
+PLACEHOLDER_RE = re.compile(r"^results/([A-Z_]+|<|archive)")
+FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\b|KiB|MiB|GiB|KB|MB|GB|B/|B\b))"
+                       r"|(?<![\w.])\d+\.\d+")
+FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues? #?\d+")
+CATALOGUE = os.path.join("results", "README.md")
+CELL_KEYS = ("contender", "tier", "condition")
+OPT_KEYS = ("fmt", "scale", "over", "over_tier", "over_condition", "over_dir", "over_col")
+
+
+class DocError(Exception):
+    pass
+
+
+def doc_files(root):
+    """The documents whose markers are rendered and checked."""
+    out = [os.path.join(root, "README.md")]
+    out += sorted(glob.glob(os.path.join(root, "docs", "*.md")))
+    return [p for p in out if os.path.exists(p)]
+
+
+# ---------------------------------------------------------------- data
+_cache = {}
+
+
+def load_runs(root, d):
+    key = ("runs", root, d)
+    if key not in _cache:
+        path = os.path.join(root, "results", d)
+        if not os.path.exists(os.path.join(path, "runs.csv")):
+            raise DocError("results/%s has no runs.csv" % d)
+        _cache[key] = runstore.read_runs(path)
+    return _cache[key]
+
+
+def find_cell(rows, sel, d):
+    tier, cont, cond = sel.get("tier"), sel.get("contender"), sel.get("condition", "")
+    found = [c for c in cellmod.cells(rows)
+             if c.contender == cont and (c.label == tier or str(c.tier) == tier)
+             and c.condition == cond]
+    if not found:
+        raise DocError("results/%s: no cell contender=%s tier=%s condition=%r" % (d, cont, tier, cond))
+    return found[0]
+
+
+def cell_stat(root, d, col, stat, sel):
+    c = find_cell(load_runs(root, d), sel, d)
+    if stat == "n":
+        return len(c.used)
+    s = c.stat(col)
+    if s is None:
+        raise DocError("results/%s: %s has no %s" % (d, c.name, col))
+    med, lo, hi, _ = s
+    if stat in ("median", "ratio"):
+        return med
+    if stat in ("lo", "min"):
+        return lo if stat == "lo" else min(cellmod.num(r.get(col)) for r in c.used
+                                           if cellmod.num(r.get(col)) is not None)
+    if stat in ("hi", "max"):
+        return hi if stat == "hi" else max(cellmod.num(r.get(col)) for r in c.used
+                                           if cellmod.num(r.get(col)) is not None)
+    raise DocError("unknown stat %r" % stat)
+
+
+def file_rows(root, rel):
+    key = ("file", root, rel)
+    if key not in _cache:
+        path = os.path.join(root, "results", rel)
+        try:
+            with open(path, newline="") as f:
+                _cache[key] = json.load(f) if rel.endswith(".json") else list(csv.DictReader(f))
+        except (OSError, ValueError) as e:
+            raise DocError("results/%s: %s" % (rel, e))
+    return _cache[key]
+
+
+def file_value(root, rel, col, stat, sel):
+    data = file_rows(root, rel)
+    if rel.endswith(".json"):
+        v = data
+        for part in col.split("."):
+            if isinstance(v, list) and part.isdigit() and int(part) < len(v):
+                v = v[int(part)]
+            elif isinstance(v, dict) and part in v:
+                v = v[part]
+            else:
+                raise DocError("results/%s: no field %s" % (rel, col))
+        return v
+    rows = [r for r in data if all(r.get(k) == v for k, v in sel.items())]
+    if len(rows) != 1:
+        raise DocError("results/%s: %d rows match %s" % (rel, len(rows), sel))
+    names = col.split("+") if stat == "sum" else [col]
+    vals = [cellmod.num(rows[0].get(n)) for n in names]
+    if None in vals:
+        raise DocError("results/%s: no number in %s" % (rel, col))
+    return sum(vals)
+
+
+def fig_value(root, spec):
+    """The rendered text of one fig marker's SPEC."""
+    try:
+        args = shlex.split(spec)
+    except ValueError as e:
+        raise DocError("bad marker: %s" % e)
+    if len(args) < 3:
+        raise DocError("a fig marker needs DIR COLUMN STAT")
+    d, col, stat = args[:3]
+    kv = {}
+    for a in args[3:]:
+        k, eq, v = a.partition("=")
+        if not eq:
+            raise DocError("bad key=value %r" % a)
+        kv[k] = v
+    opts = {k: kv.pop(k) for k in OPT_KEYS if k in kv}
+    if os.path.isdir(os.path.join(root, "results", d)):
+        bad = [k for k in kv if k not in CELL_KEYS]
+        if bad:
+            raise DocError("unknown key %s" % bad[0])
+        v = cell_stat(root, d, col, stat, kv)
+        if stat == "ratio":
+            if not any(k in opts for k in ("over", "over_tier", "over_condition", "over_dir", "over_col")):
+                raise DocError("ratio needs over=, over_tier=, over_condition=, over_dir= or over_col=")
+            sel = dict(kv)
+            for k in ("over", "over_tier", "over_condition"):
+                if k in opts:
+                    sel[{"over": "contender"}.get(k, k[5:])] = opts[k]
+            base = cell_stat(root, opts.get("over_dir", d), opts.get("over_col", col), "median", sel)
+            if not base:
+                raise DocError("ratio over zero")
+            v = v / base
+    else:
+        v = file_value(root, d, col, stat, kv)
+    if "scale" in opts:
+        v = float(v) * float(opts["scale"])
+    fmt = opts.get("fmt")
+    if fmt:
+        try:
+            return units.fmt_value(v, fmt)
+        except (TypeError, ValueError) as e:
+            raise DocError(str(e))
+    return str(v)
+
+
+def table_text(root, spec):
+    args = shlex.split(spec)
+    if len(args) < 2 or args[1] != "summary":
+        raise DocError("a table marker is: DIR summary [tier=T] [cols=KEY,...]")
+    kv = dict(a.partition("=")[::2] for a in args[2:])
+    table = results.summary_rows(load_runs(root, args[0]))
+    if "tier" in kv:
+        table = [t for t in table if t["tier"] in kv["tier"].split(",")]
+    if not table:
+        raise DocError("results/%s: no cells" % args[0])
+    cols = results.summary_cols(table)
+    if "cols" in kv:
+        want = kv["cols"].split(",")
+        unknown = [k for k in want if k not in dict(cols)]
+        if unknown:
+            raise DocError("unknown column %s" % unknown[0])
+        cols = [c for c in cols if c[0] in want]
+    return results.md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n"
+
+
+# ---------------------------------------------------------------- render
+def line_of(text, pos):
+    return text.count("\n", 0, pos) + 1
+
+
+def render_text(text, root, errors, name="-"):
+    """TEXT with every marker re-rendered; each failure appended to ERRORS as
+    'NAME:LINE: message' (the marker then keeps its text)."""
+    def fig(m):
+        try:
+            v = fig_value(root, m.group(1))
+        except DocError as e:
+            errors.append("%s:%d: %s" % (name, line_of(text, m.start()), e))
+            return m.group(0)
+        return "<!--fig %s-->%s<!--/fig-->" % (m.group(1), v)
+
+    def table(m):
+        try:
+            v = table_text(root, m.group(1))
+        except (DocError, ValueError) as e:
+            errors.append("%s:%d: %s" % (name, line_of(text, m.start()), e))
+            return m.group(0)
+        return "<!--table %s-->\n%s<!--/table-->" % (m.group(1), v)
+
+    return FIG_RE.sub(fig, TABLE_RE.sub(table, text))
+
+
+def blank_markers(line):
+    line = FIG_RE.sub("", line)
+    line = HAND_RE.sub("", line)
+    line = re.sub(r"<!--.*?-->", "", line)
+    line = re.sub(r"`[^`]*`", "", line)
+    return re.sub(r"\]\([^)]*\)", "]", line)         # link targets
+
+
+def lint(text, root, name):
+    """Unmarked figures in checked regions, cited results/ paths that do not
+    exist, references outside the repository."""
+    out = []
+    checked = in_table = False
+    for i, line in enumerate(text.split("\n"), 1):
+        if "<!--checked-->" in line:
+            checked = True
+        if "<!--table " in line:
+            in_table = True
+        if checked and not in_table and not line.startswith("```"):
+            m = FIGURE_RE.search(blank_markers(line))
+            if m:
+                out.append("%s:%d: unmarked figure %r in a checked section" % (name, i, m.group(0)))
+        if "<!--/table-->" in line:
+            in_table = False
+        if "<!--/checked-->" in line:
+            checked = False
+        for m in PATH_RE.finditer(line):
+            p = m.group(0)
+            if PLACEHOLDER_RE.match(p) or os.path.exists(os.path.join(root, p)):
+                continue
+            out.append("%s:%d: cites %s, which does not exist" % (name, i, p))
+        m = FORBIDDEN_RE.search(line)
+        if m:
+            out.append("%s:%d: refers to %r, which is not in the repository" % (name, i, m.group(0)))
+    return out
+
+
+# ---------------------------------------------------------------- catalogue
+def cited_by(root, d):
+    pat = re.compile(r"results/%s(?![\w.-])" % re.escape(d))
+    out = []
+    for p in doc_files(root) + [os.path.join(root, "harness", "README.md")]:
+        if os.path.exists(p):
+            with open(p) as f:
+                if pat.search(f.read()):
+                    out.append(os.path.relpath(p, root))
+    return out
+
+
+def question_of(path, meta):
+    try:
+        with open(os.path.join(path, "NOTES.md")) as f:
+            for line in f:
+                if line.startswith("#"):
+                    return line.lstrip("#").strip()
+    except OSError:
+        pass
+    for name in ("layers.md", "report.md"):
+        try:
+            with open(os.path.join(path, name)) as f:
+                first = f.readline()
+            if first.startswith("#") and name == "layers.md":
+                return first.lstrip("#").strip()
+        except OSError:
+            pass
+    return meta.get("question") or ""
+
+
+def catalogue(root):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(root, "results", "*", ""))):
+        d = os.path.basename(os.path.dirname(path))
+        try:
+            with open(os.path.join(path, "meta.json")) as f:
+                meta = json.load(f)
+        except (OSError, ValueError):
+            meta = {}
+        try:
+            runs = runstore.read_runs(path)
+        except OSError:
+            runs = []
+        counts = {}
+        for r in runs:
+            counts[cellmod.status_of(r)] = counts.get(cellmod.status_of(r), 0) + 1
+        status = ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "-"
+        commit = (meta.get("git_commit") or "")[:12]
+        if commit and meta.get("git_dirty"):
+            commit += " (dirty)"
+        date = (meta.get("started_utc") or "")[:10]
+        cmd = (meta.get("command") or "").replace("`", "'")
+        docs = ", ".join("[%s](../%s)" % (c, c) for c in cited_by(root, d)) or "-"
+        rows.append(["[%s](%s/)" % (d, d), question_of(path, meta) or "-",
+                     ("`%s`" % cmd) if cmd else "-", commit or "-", date or "-", status, docs])
+    head = ("# Results: the catalogue\n\n"
+            "Generated by `make docs` (harness/lib/docs.py) from each directory's NOTES.md "
+            "(its first heading), meta.json and runs.csv; `make docs-check` fails when it is "
+            "stale. runs: how many runs of each status (only `ok` runs make the medians). "
+            "cited by: the documents that cite the directory.\n\n")
+    return head + results.md_table(
+        ["directory", "question", "command", "commit", "date", "runs", "cited by"], rows) + "\n"
+
+
+# ---------------------------------------------------------------- commands
+def render_all(root):
+    """{path: (old, new)} and the errors."""
+    errors, out = [], {}
+    for p in doc_files(root):
+        with open(p) as f:
+            old = f.read()
+        out[p] = (old, render_text(old, root, errors, os.path.relpath(p, root)))
+    cat = os.path.join(root, CATALOGUE)
+    try:
+        with open(cat) as f:
+            old = f.read()
+    except OSError:
+        old = ""
+    out[cat] = (old, catalogue(root))
+    return out, errors
+
+
+def first_diff(old, new):
+    a, b = old.split("\n"), new.split("\n")
+    for i, (x, y) in enumerate(zip(a, b), 1):
+        if x != y:
+            return i, x, y
+    n = min(len(a), len(b)) + 1
+    return n, (a[n - 1] if n <= len(a) else ""), (b[n - 1] if n <= len(b) else "")
+
+
+def check(root=ROOT):
+    """Every difference as 'FILE:LINE: message'; [] when the docs agree."""
+    _cache.clear()
+    rendered, errors = render_all(root)
+    out = list(errors)
+    for p, (old, new) in rendered.items():
+        name = os.path.relpath(p, root)
+        if old != new:
+            a, b = old.split("\n"), new.split("\n")
+            diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b), 1) if x != y]
+            for i, x, y in diffs[:10]:
+                if True:
+                    out.append("%s:%d: differs from the data: has %r, the data gives %r"
+                               % (name, i, x.strip()[:200], y.strip()[:200]))
+            if len(a) != len(b):
+                out.append("%s:%d: differs from the data (%d lines, the data gives %d)%s"
+                           % (name, min(len(a), len(b)), len(a), len(b),
+                              "; run make docs" if p.endswith(CATALOGUE) else ""))
+        if not p.endswith(CATALOGUE):
+            out += lint(old, root, name)
+    return out
+
+
+def render(root=ROOT):
+    _cache.clear()
+    rendered, errors = render_all(root)
+    for p, (old, new) in rendered.items():
+        if old != new:
+            with open(p, "w") as f:
+                f.write(new)
+    return errors
+
+
+def main(argv):
+    if len(argv) not in (2, 3) or argv[1] not in ("render", "check"):
+        sys.stderr.write("usage: docs.py render|check [ROOT]\n")
+        return 2
+    root = argv[2] if len(argv) == 3 else ROOT
+    problems = render(root) if argv[1] == "render" else check(root)
+    for p in problems:
+        print(p)
+    if problems:
+        print("docs: %d problem%s" % (len(problems), "" if len(problems) == 1 else "s"))
+        return 1
+    if argv[1] == "check":
+        print("docs: every marked figure agrees with the data")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,153 @@
+"""tests/py/test_docs.py - the docs' figures against the data (harness/lib/docs.py,
+units.py; make docs, make docs-check): a figure edited by hand fails, a
+changed runs.csv fails, an unmarked figure in a checked section fails, a cited
+results/ path that does not exist fails; and the repository's own README.md,
+docs/ and results/README.md agree with the committed results.
+Stdlib only; no sockets, no timing.
+
+    python3 -m unittest tests.py.test_docs
+"""
+import contextlib
+import csv
+import io
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+
+import docs  # noqa: E402
+import units  # noqa: E402
+
+COLS = ["contender", "tier", "repeat", "status", "t_accept_s", "user_bytes_per_conn",
+        "server_rss_kib", "sockstat_tcp_mem_kib"]
+RUNS = [
+    ["c", 1000000, 1, "ok", 28.0, 19, 32000, 2352600],
+    ["c", 1000000, 2, "ok", 30.0, 19, 32400, 2352600],
+    ["c", 1000000, 3, "ok", 29.0, 20, 32200, 2352600],
+    ["py", 1000000, 1, "ok", 160.0, 5500, 6025000, 2352600],
+    ["py", 1000000, 2, "ok", 161.0, 5496, 6030000, 2352600],
+    ["py", 1000000, 3, "disturbed", 300.0, 9000, 9000000, 2352600],
+    ["py", 1000000, 4, "ok", 165.0, 5490, 6020000, 2352600],
+]
+DOC = """# demo
+<!--checked-->
+py takes <!--fig demo t_accept_s median contender=py tier=1m fmt=s1-->X<!--/fig--> to connect,
+<!--fig demo user_bytes_per_conn ratio contender=py tier=1m over=c fmt=x-->X<!--/fig--> c's userspace,
+holding <!--fig demo server_rss_kib median contender=py tier=1m fmt=kib-->X<!--/fig--> and
+<!--fig demo sockstat_tcp_mem_kib median contender=c tier=1m fmt=kib-->X<!--/fig--> of TCP memory
+on <!--hand the machine's /proc/meminfo-->24 GiB<!--/hand--> (`results/demo/runs.csv`).
+<!--table demo summary cols=contender,tier,t_accept_s-->
+<!--/table-->
+<!--/checked-->
+"""
+
+
+def quiet(f, *a):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        return f(*a)
+
+
+class DocsTest(unittest.TestCase):
+    def setUp(self):
+        self.root = tempfile.mkdtemp(prefix="c1m-docs-")
+        self.addCleanup(shutil.rmtree, self.root)
+        self.run_dir = os.path.join(self.root, "results", "demo")
+        os.makedirs(self.run_dir)
+        self.write_runs(RUNS)
+        os.makedirs(os.path.join(self.root, "docs"))
+        self.readme = os.path.join(self.root, "README.md")
+        self.write(DOC)
+        self.assertEqual(docs.render(self.root), [])
+
+    def write_runs(self, runs):
+        with open(os.path.join(self.run_dir, "runs.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(COLS)
+            w.writerows(runs)
+
+    def write(self, text):
+        with open(self.readme, "w") as f:
+            f.write(text)
+
+    def read(self):
+        with open(self.readme) as f:
+            return f.read()
+
+    def test_render_uses_the_ok_runs_and_binary_units(self):
+        text = self.read()
+        self.assertIn("-->161.0 s<!--", text)             # median of 160, 161, 165: the disturbed run out
+        self.assertIn("-->289x<!--", text)                # 5496 / 19
+        self.assertIn("-->5.75 GiB<!--", text)            # 6025000 KiB
+        self.assertIn("-->2.24 GiB<!--", text)            # 2352600 KiB, not "2.3 GiB"
+        self.assertIn("| py | 1m | 161.00 [160.00-165.00] |", text)   # report.md's own table code
+        self.assertEqual(docs.check(self.root), [])
+
+    def test_a_figure_edited_by_hand_fails_naming_file_and_line(self):
+        self.write(self.read().replace("-->161.0 s<!--", "-->181.0 s<!--"))
+        problems = docs.check(self.root)
+        self.assertTrue(problems)
+        self.assertTrue(problems[0].startswith("README.md:3: differs from the data"), problems)
+        self.assertIn("161.0 s", problems[0])
+
+    def test_a_changed_runs_csv_fails(self):
+        runs = [list(r) for r in RUNS]
+        runs[4][4] = 170.0                                # py's median moves to 165
+        self.write_runs(runs)
+        problems = docs.check(self.root)
+        self.assertTrue(any(p.startswith("README.md:3:") and "165.0 s" in p for p in problems),
+                        problems)
+        self.assertEqual(docs.render(self.root), [])
+        self.assertEqual(docs.check(self.root), [])
+
+    def test_an_unmarked_figure_in_a_checked_section_fails(self):
+        self.write(self.read().replace("holding", "1.5 MiB per stalled peer, holding"))
+        problems = docs.check(self.root)
+        self.assertEqual(len(problems), 1, problems)
+        self.assertRegex(problems[0], r"^README.md:5: unmarked figure '1.5 MiB'")
+        # outside a checked section the same line is not judged
+        self.write("plain prose: 1.5 MiB\n" + self.read())
+        self.assertFalse(any("'1.5 MiB'" in p and ":1:" in p for p in docs.check(self.root)))
+
+    def test_a_cited_path_that_does_not_exist_fails(self):
+        self.write(self.read() + "\nsee results/demo-gone/report.md and `results/demo/`\n")
+        problems = docs.check(self.root)
+        self.assertEqual(problems, ["README.md:16: cites results/demo-gone/report.md, which does not exist"])
+
+    def test_references_outside_the_repository_fail(self):
+        self.write(self.read() + "as shared/seeds/002 says (issue 12)\n")
+        self.assertEqual(len(docs.check(self.root)), 1)
+
+    def test_a_bad_marker_is_an_error(self):
+        self.write(self.read() + "<!--fig demo t_accept_s median contender=nope tier=1m-->1<!--/fig-->\n")
+        problems = docs.check(self.root)
+        self.assertTrue(any("README.md:15: results/demo: no cell" in p for p in problems), problems)
+
+    def test_the_catalogue_lists_every_directory_and_goes_stale(self):
+        with open(os.path.join(self.root, "results", "README.md")) as f:
+            cat = f.read()
+        self.assertIn("| [demo](demo/) |", cat)
+        self.assertIn("ok 6, disturbed 1".replace("ok 6, disturbed 1", "disturbed 1, ok 6"), cat)
+        self.assertIn("[README.md](../README.md)", cat)
+        os.makedirs(os.path.join(self.root, "results", "demo2"))
+        self.assertTrue(any(p.startswith("results/README.md") for p in docs.check(self.root)))
+
+    def test_units(self):
+        self.assertEqual(units.fmt_value(492, "kib"), "492 KiB")
+        self.assertEqual(units.fmt_value(1536, "kib"), "1.50 MiB")
+        self.assertEqual(units.fmt_value(19, "bytes"), "19 B")
+        self.assertEqual(units.fmt_value(0.813, "frac"), "81.3%")
+        self.assertEqual(units.fmt_value(16.66, "x"), "16.7x")
+        self.assertEqual(units.fmt_value(1.058, "x2"), "1.06x")
+        self.assertEqual(units.fmt_value(2352600, "int"), "2,352,600")
+        self.assertRaises(ValueError, units.fmt_value, 1, "furlongs")
+
+    def test_usage(self):
+        self.assertEqual(quiet(docs.main, ["docs.py"]), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
