@@ -114,3 +114,9 @@ teardown() {
         refute_output --partial "runtime error"
     fi
 }
+
+@test "unittest: the docs' figures agree with the committed results (tests/py/test_docs.py, make docs-check)" {
+    run py -m unittest tests.py.test_docs
+    assert_success
+    assert_line --regexp '^OK'
+}

@@ -15,8 +15,8 @@ Markers (one line each; the text between them is what `render` writes):
       runs), ci ("median [lo-hi]"), min, max, n (runs used), ratio (this
       cell's median over the median of over=CONTENDER, or of over_tier=,
       over_condition=, over_dir=, over_col=), value (a CSV row's cell or a
-      JSON field: COLUMN is a dotted path), sum (COLUMN is a +-joined list of
-      a CSV row's columns).
+      JSON field: COLUMN is a dotted path), sum (COLUMN is a |-joined list of
+      a CSV row's columns), share (that sum over the row's of=COLUMN).
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
@@ -60,10 +60,10 @@ PATH_RE = re.compile(r"(?<![\w/.-])results/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]")
 PLACEHOLDER_RE = re.compile(r"^results/([A-Z_]+|<|archive)")
 FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\b|KiB|MiB|GiB|KB|MB|GB|B/|B\b))"
                        r"|(?<![\w.])\d+\.\d+")
-FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues? #?\d+")
+FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues?[ -]#?\d+")
 CATALOGUE = os.path.join("results", "README.md")
 CELL_KEYS = ("contender", "tier", "condition")
-OPT_KEYS = ("fmt", "scale", "over", "over_tier", "over_condition", "over_dir", "over_col")
+OPT_KEYS = ("fmt", "scale", "of", "over", "over_tier", "over_condition", "over_dir", "over_col")
 
 
 class DocError(Exception):
@@ -132,7 +132,7 @@ def file_rows(root, rel):
     return _cache[key]
 
 
-def file_value(root, rel, col, stat, sel):
+def file_value(root, rel, col, stat, sel, of=None):
     data = file_rows(root, rel)
     if rel.endswith(".json"):
         v = data
@@ -147,10 +147,14 @@ def file_value(root, rel, col, stat, sel):
     rows = [r for r in data if all(r.get(k) == v for k, v in sel.items())]
     if len(rows) != 1:
         raise DocError("results/%s: %d rows match %s" % (rel, len(rows), sel))
-    names = col.split("+") if stat == "sum" else [col]
+    names = col.split("|") if stat in ("sum", "share") else [col]
+    if stat == "share":
+        names.append(of)
     vals = [cellmod.num(rows[0].get(n)) for n in names]
     if None in vals:
-        raise DocError("results/%s: no number in %s" % (rel, col))
+        raise DocError("results/%s: no number in %s" % (rel, ", ".join(names)))
+    if stat == "share":
+        return sum(vals[:-1]) / vals[-1] if vals[-1] else 0.0
     return sum(vals)
 
 
@@ -187,7 +191,9 @@ def fig_value(root, spec):
                 raise DocError("ratio over zero")
             v = v / base
     else:
-        v = file_value(root, d, col, stat, kv)
+        if stat == "share" and "of" not in opts:
+            raise DocError("share needs of=COLUMN")
+        v = file_value(root, d, col, stat, kv, opts.get("of"))
     if "scale" in opts:
         v = float(v) * float(opts["scale"])
     fmt = opts.get("fmt")
@@ -274,7 +280,9 @@ def lint(text, root, name):
             checked = False
         for m in PATH_RE.finditer(line):
             p = m.group(0)
-            if PLACEHOLDER_RE.match(p) or os.path.exists(os.path.join(root, p)):
+            after = line[m.end():m.end() + 2]
+            if (PLACEHOLDER_RE.match(p) or after.startswith("<") or after in ("-<", "/<")
+                    or os.path.exists(os.path.join(root, p))):
                 continue
             out.append("%s:%d: cites %s, which does not exist" % (name, i, p))
         m = FORBIDDEN_RE.search(line)

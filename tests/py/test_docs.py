@@ -148,6 +148,9 @@ class DocsTest(unittest.TestCase):
     def test_usage(self):
         self.assertEqual(quiet(docs.main, ["docs.py"]), 2)
 
+    def test_the_repository_docs_agree_with_the_committed_results(self):
+        self.assertEqual(docs.check(ROOT), [])
+
 
 if __name__ == "__main__":
     unittest.main()
