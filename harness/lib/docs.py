@@ -20,7 +20,8 @@ Markers (one line each; the text between them is what `render` writes):
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
-      scale= multiplies first. Quote a name with spaces: "kernel: epoll".
+      scale= multiplies first (4096: pages to bytes); word=N takes the Nth
+      word (from 0) of a text column (tcp_mem's three thresholds). Quote a name with spaces: "kernel: epoll".
   <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
   ...rendered table...
   <!--/table-->
@@ -56,14 +57,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 FIG_RE = re.compile(r"<!--fig (.*?)-->(.*?)<!--/fig-->")
 HAND_RE = re.compile(r"<!--hand (.*?)-->(.*?)<!--/hand-->")
 TABLE_RE = re.compile(r"<!--table (.*?)-->\n(.*?)<!--/table-->", re.S)
-PATH_RE = re.compile(r"(?<![\w/.-])results/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]")
+PATH_RE = re.compile(r"(?<![\w-])results/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]")
 PLACEHOLDER_RE = re.compile(r"^results/([A-Z_]+|<|archive)")
 FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\b|KiB|MiB|GiB|KB|MB|GB|B/|B\b))"
                        r"|(?<![\w.])\d+\.\d+")
 FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues?[ -]#?\d+")
 CATALOGUE = os.path.join("results", "README.md")
 CELL_KEYS = ("contender", "tier", "condition")
-OPT_KEYS = ("fmt", "scale", "of", "over", "over_tier", "over_condition", "over_dir", "over_col")
+OPT_KEYS = ("fmt", "scale", "of", "word", "over", "over_tier", "over_condition", "over_dir", "over_col")
 
 
 class DocError(Exception):
@@ -101,8 +102,12 @@ def find_cell(rows, sel, d):
     return found[0]
 
 
-def cell_stat(root, d, col, stat, sel):
-    c = find_cell(load_runs(root, d), sel, d)
+def cell_stat(root, d, col, stat, sel, word=None):
+    rows = load_runs(root, d)
+    if word is not None:          # the Nth word of a text column (tcp_mem: "low pressure high")
+        rows = [dict(r, **{col: (str(r.get(col) or "").split() + [None] * (int(word) + 1))[int(word)]})
+                for r in rows]
+    c = find_cell(rows, sel, d)
     if stat == "n":
         return len(c.used)
     s = c.stat(col)
@@ -118,6 +123,32 @@ def cell_stat(root, d, col, stat, sel):
         return hi if stat == "hi" else max(cellmod.num(r.get(col)) for r in c.used
                                            if cellmod.num(r.get(col)) is not None)
     raise DocError("unknown stat %r" % stat)
+
+
+def fmt_one(v, opts):
+    if "scale" in opts:
+        v = float(v) * float(opts["scale"])
+    fmt = opts.get("fmt")
+    if not fmt:
+        return str(v)
+    try:
+        return units.fmt_value(v, fmt)
+    except (TypeError, ValueError) as e:
+        raise DocError(str(e))
+
+
+def ci_text(root, d, col, sel, opts):
+    """"1,357 [1,356-1,371]": the median and its bootstrap 95% interval (3 runs
+    or more), "(a-b)" the min-max under 3 runs, as report.md writes them."""
+    c = find_cell(load_runs(root, d), sel, d)
+    s = c.stat(col)
+    if s is None:
+        raise DocError("results/%s: %s has no %s" % (d, c.name, col))
+    med, lo, hi, kind = s
+    m, a, b = (fmt_one(x, opts) for x in (med, lo, hi))
+    if a == b:
+        return m
+    return m + ((" [%s-%s]" if kind == "ci" else " (%s-%s)") % (a, b))
 
 
 def file_rows(root, rel):
@@ -178,7 +209,9 @@ def fig_value(root, spec):
         bad = [k for k in kv if k not in CELL_KEYS]
         if bad:
             raise DocError("unknown key %s" % bad[0])
-        v = cell_stat(root, d, col, stat, kv)
+        if stat == "ci":
+            return ci_text(root, d, col, kv, opts)
+        v = cell_stat(root, d, col, stat, kv, opts.get("word"))
         if stat == "ratio":
             if not any(k in opts for k in ("over", "over_tier", "over_condition", "over_dir", "over_col")):
                 raise DocError("ratio needs over=, over_tier=, over_condition=, over_dir= or over_col=")
@@ -194,15 +227,7 @@ def fig_value(root, spec):
         if stat == "share" and "of" not in opts:
             raise DocError("share needs of=COLUMN")
         v = file_value(root, d, col, stat, kv, opts.get("of"))
-    if "scale" in opts:
-        v = float(v) * float(opts["scale"])
-    fmt = opts.get("fmt")
-    if fmt:
-        try:
-            return units.fmt_value(v, fmt)
-        except (TypeError, ValueError) as e:
-            raise DocError(str(e))
-    return str(v)
+    return fmt_one(v, opts)
 
 
 def table_text(root, spec):
