@@ -142,7 +142,7 @@ docs:
 	@$(PYTHON) harness/lib/docs.py render
 docs-check:
 	@$(PYTHON) harness/lib/docs.py check
-# connections that fit per contender, seed 002's formula (README.md "Capacity planning"):
+# connections that fit per contender, seed 002's formula (docs/capacity.md):
 # RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table;
 # CONNS=10m: the other way, the memory N connections need
 .PHONY: capacity

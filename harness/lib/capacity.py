@@ -14,7 +14,7 @@ and the largest N whose total fits in a given memory, per contender.
     harness/capacity --check DIR                  predicted vs measured (a run stopped by the guard)
 (the last two: capacity_guard.py)
 
-Where each figure comes from (README.md "Capacity planning"):
+Where each figure comes from (docs/capacity.md):
 - per contender (and condition), the medians of the `ok` runs at its largest tier
   with one (or --tier): a small tier overstates the idle share. As cells.py does,
   a contender with no `ok` run anywhere uses its disturbed runs, marked with the
@@ -649,8 +649,8 @@ def intro(run_dir, plans, opts):
     p = plans[0][0]
     where = ("a server whose peers are remote (one socket per connection)" if opts.sockets == 1
              else "both ends of each connection on the machine (as in these loopback runs)")
-    return ["capacity: %s: connections that fit (seed 002's formula; README.md "
-            "\"Capacity planning\")" % run_dir,
+    return ["capacity: %s: connections that fit (seed 002's formula; "
+            "docs/capacity.md)" % run_dir,
             "model: %s; machine reserve %s" % (where, p.reserve_txt)]
 
 
@@ -705,7 +705,7 @@ def report_section(run_dir, rows=None, meta=None):
     lines += [("  - " + x.strip()) if x.startswith("  ") else ("- " + x)
               for x in basis_lines(plans) + notes]
     lines.append("- `make capacity RUN=<this directory> MEM=64G STALL=0.01` prints the formula with "
-                 "the numbers filled in; README.md \"Capacity planning\" says what each term "
+                 "the numbers filled in; docs/capacity.md says what each term "
                  "assumes.\n")
     return head + "\n".join(lines)
 

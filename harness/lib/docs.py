@@ -20,12 +20,18 @@ Markers (one line each; the text between them is what `render` writes):
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
-      scale= multiplies first (4096: pages to bytes); word=N takes the Nth
+      invert=1 takes 1/value first; scale= then multiplies (4096: pages to bytes); word=N takes the Nth
       word (from 0) of a text column (tcp_mem's three thresholds). Quote a name with spaces: "kernel: epoll".
   <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
   ...rendered table...
   <!--/table-->
       report.md's summary table (results.summary_rows) of DIR.
+  <!--out COMMAND ARGS...-->
+  ```...```
+  <!--/out-->
+      the output of one of the project's own reporting commands (OUT_COMMANDS:
+      harness/capacity, harness/lib/results.py summary|compare), run with
+      the current interpreter from ROOT, in a code block.
   <!--hand SOURCE-->TEXT<!--/hand-->
       a figure written by hand; SOURCE says where it comes from.
   <!--checked--> ... <!--/checked-->
@@ -44,6 +50,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import sys
 
 import cells as cellmod
@@ -56,6 +63,9 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 
 FIG_RE = re.compile(r"<!--fig (.*?)-->(.*?)<!--/fig-->")
 HAND_RE = re.compile(r"<!--hand (.*?)-->(.*?)<!--/hand-->")
+OUT_RE = re.compile(r"<!--out (.*?)-->\n(.*?)<!--/out-->", re.S)
+OUT_COMMANDS = (["harness/capacity"], ["harness/lib/results.py", "summary"],
+                ["harness/lib/results.py", "compare"])
 TABLE_RE = re.compile(r"<!--table (.*?)-->\n(.*?)<!--/table-->", re.S)
 PATH_RE = re.compile(r"(?<![\w-])results/[A-Za-z0-9_.\-/]*[A-Za-z0-9_]")
 PLACEHOLDER_RE = re.compile(r"^results/([A-Z_]+|<|archive)")
@@ -64,7 +74,7 @@ FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\
 FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues?[ -]#?\d+")
 CATALOGUE = os.path.join("results", "README.md")
 CELL_KEYS = ("contender", "tier", "condition")
-OPT_KEYS = ("fmt", "scale", "of", "word", "over", "over_tier", "over_condition", "over_dir", "over_col")
+OPT_KEYS = ("fmt", "scale", "of", "word", "invert", "over", "over_tier", "over_condition", "over_dir", "over_col")
 
 
 class DocError(Exception):
@@ -126,6 +136,8 @@ def cell_stat(root, d, col, stat, sel, word=None):
 
 
 def fmt_one(v, opts):
+    if opts.get("invert") == "1":
+        v = 1 / float(v) if float(v) else 0.0
     if "scale" in opts:
         v = float(v) * float(opts["scale"])
     fmt = opts.get("fmt")
@@ -250,6 +262,20 @@ def table_text(root, spec):
     return results.md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n"
 
 
+def out_text(root, spec):
+    args = shlex.split(spec)
+    if not any(args[:len(c)] == c for c in OUT_COMMANDS):
+        raise DocError("an out marker runs only %s" % ", ".join(" ".join(c) for c in OUT_COMMANDS))
+    key = ("out", root, spec)
+    if key not in _cache:
+        p = subprocess.run([sys.executable] + args, cwd=root, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+        if p.returncode != 0:
+            raise DocError("%s: exit %d: %s" % (spec, p.returncode, p.stderr.strip()[:200]))
+        _cache[key] = "```\n%s\n```\n" % p.stdout.rstrip("\n")
+    return _cache[key]
+
+
 # ---------------------------------------------------------------- render
 def line_of(text, pos):
     return text.count("\n", 0, pos) + 1
@@ -274,7 +300,15 @@ def render_text(text, root, errors, name="-"):
             return m.group(0)
         return "<!--table %s-->\n%s<!--/table-->" % (m.group(1), v)
 
-    return FIG_RE.sub(fig, TABLE_RE.sub(table, text))
+    def out(m):
+        try:
+            v = out_text(root, m.group(1))
+        except (DocError, ValueError, OSError, subprocess.SubprocessError) as e:
+            errors.append("%s:%d: %s" % (name, line_of(text, m.start()), e))
+            return m.group(0)
+        return "<!--out %s-->\n%s<!--/out-->" % (m.group(1), v)
+
+    return FIG_RE.sub(fig, TABLE_RE.sub(table, OUT_RE.sub(out, text)))
 
 
 def blank_markers(line):
@@ -289,17 +323,19 @@ def lint(text, root, name):
     """Unmarked figures in checked regions, cited results/ paths that do not
     exist, references outside the repository."""
     out = []
-    checked = in_table = False
+    checked = in_table = fence = False
     for i, line in enumerate(text.split("\n"), 1):
         if "<!--checked-->" in line:
             checked = True
-        if "<!--table " in line:
+        if "<!--table " in line or "<!--out " in line:
             in_table = True
-        if checked and not in_table and not line.startswith("```"):
+        if line.lstrip().startswith("```"):
+            fence = not fence
+        elif checked and not in_table and not fence:
             m = FIGURE_RE.search(blank_markers(line))
             if m:
                 out.append("%s:%d: unmarked figure %r in a checked section" % (name, i, m.group(0)))
-        if "<!--/table-->" in line:
+        if "<!--/table-->" in line or "<!--/out-->" in line:
             in_table = False
         if "<!--/checked-->" in line:
             checked = False
