@@ -353,61 +353,124 @@ def lint(text, root, name):
 
 
 # ---------------------------------------------------------------- catalogue
+def doc_texts(root):
+    key = ("texts", root)
+    if key not in _cache:
+        out = []
+        for p in doc_files(root) + [os.path.join(root, "harness", "README.md")]:
+            if os.path.exists(p):
+                with open(p) as f:     # a hand marker's SOURCE is not a citation
+                    out.append((os.path.relpath(p, root), re.sub(r"<!--hand .*?-->", "", f.read())))
+        _cache[key] = out
+    return _cache[key]
+
+
+def cite_re(d):
+    return re.compile(r"results/%s(?![\w.-])" % re.escape(d))
+
+
 def cited_by(root, d):
-    pat = re.compile(r"results/%s(?![\w.-])" % re.escape(d))
-    out = []
-    for p in doc_files(root) + [os.path.join(root, "harness", "README.md")]:
-        if os.path.exists(p):
-            with open(p) as f:
-                if pat.search(f.read()):
-                    out.append(os.path.relpath(p, root))
-    return out
+    return [name for name, text in doc_texts(root) if cite_re(d).search(text)]
 
 
-def question_of(path, meta):
+def plain(md):
+    md = re.sub(r"<!--fig .*?-->(.*?)<!--/fig-->", r"\1", md)
+    md = re.sub(r"<!--.*?-->", "", md)
+    md = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", md)
+    md = re.sub(r"\s*\((?:[^()]*\b[Ii]ssues?[ -]#?\d+[^()]*)\)", "", md)
+    return " ".join(md.replace("**", "").split()).rstrip(".:")
+
+
+def question_from_docs(root, d):
+    """The lead of the first paragraph that cites D (its bold phrase), else
+    the heading of its section: what the directory is cited to show."""
+    for name, text in doc_texts(root):
+        text = re.sub(r"```.*?```", "", text, flags=re.S)       # commands are not questions
+        m = cite_re(d).search(text)
+        if not m:
+            continue
+        start = max(text.rfind("\n\n", 0, m.start()), text.rfind("\n- ", 0, m.start()))
+        para = text[start + 1:m.start()]
+        bold = re.search(r"\*\*(.+?)\*\*", para)
+        if bold:
+            return plain(bold.group(1)) + " (%s)" % name
+        heads = re.findall(r"^#+ (.+)$", text[:m.start()], re.M)
+        if heads:
+            return plain(heads[-1]) + " (%s)" % name
+    return ""
+
+
+def question_of(root, path, meta):
+    """NOTES.md's first heading, else meta.json's question, else what the
+    docs cite the directory for."""
     try:
         with open(os.path.join(path, "NOTES.md")) as f:
             for line in f:
                 if line.startswith("#"):
-                    return line.lstrip("#").strip()
+                    q = plain(line.lstrip("#"))
+                    if not q.lower().startswith("notes on this"):
+                        return q
+                    break
     except OSError:
         pass
-    for name in ("layers.md", "report.md"):
+    try:
+        with open(os.path.join(path, "layers.md")) as f:
+            first = f.readline()
+        if first.startswith("#"):
+            return plain(first.lstrip("#"))
+    except OSError:
+        pass
+    return meta.get("question") or question_from_docs(root, os.path.basename(os.path.normpath(path)))
+
+
+def dir_meta_runs(path):
+    """meta.json and the runs of a directory, or of its subdirectories (one
+    results directory per part: each its own meta.json and runs.csv)."""
+    def one(p):
         try:
-            with open(os.path.join(path, name)) as f:
-                first = f.readline()
-            if first.startswith("#") and name == "layers.md":
-                return first.lstrip("#").strip()
+            with open(os.path.join(p, "meta.json")) as f:
+                meta = json.load(f)
+        except (OSError, ValueError):
+            meta = {}
+        try:
+            runs = runstore.read_runs(p)
         except OSError:
-            pass
-    return meta.get("question") or ""
+            runs = []
+        return meta, runs
+    meta, runs = one(path)
+    if meta or runs:
+        return [meta], runs
+    metas, runs = [], []
+    for sub in sorted(glob.glob(os.path.join(path, "*", ""))):
+        m, r = one(sub)
+        if m:
+            metas.append(m)
+        runs += r
+    return metas or [{}], runs
 
 
 def catalogue(root):
     rows = []
     for path in sorted(glob.glob(os.path.join(root, "results", "*", ""))):
         d = os.path.basename(os.path.dirname(path))
-        try:
-            with open(os.path.join(path, "meta.json")) as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            meta = {}
-        try:
-            runs = runstore.read_runs(path)
-        except OSError:
-            runs = []
+        metas, runs = dir_meta_runs(path)
         counts = {}
         for r in runs:
             counts[cellmod.status_of(r)] = counts.get(cellmod.status_of(r), 0) + 1
         status = ", ".join("%s %d" % kv for kv in sorted(counts.items())) or "-"
-        commit = (meta.get("git_commit") or "")[:12]
-        if commit and meta.get("git_dirty"):
-            commit += " (dirty)"
-        date = (meta.get("started_utc") or "")[:10]
-        cmd = (meta.get("command") or "").replace("`", "'")
+        commits = []
+        for m in metas:
+            c = (m.get("git_commit") or "")[:7]
+            if c:
+                c += " (dirty)" if m.get("git_dirty") else ""
+                if c not in commits:
+                    commits.append(c)
+        dates = sorted({(m.get("started_utc") or "")[:10] for m in metas} - {""})
+        date = dates[0] + ("..%s" % dates[-1] if len(dates) > 1 else "") if dates else "-"
+        cmds = ["`%s`" % (m.get("command") or "").replace("`", "'") for m in metas if m.get("command")]
         docs = ", ".join("[%s](../%s)" % (c, c) for c in cited_by(root, d)) or "-"
-        rows.append(["[%s](%s/)" % (d, d), question_of(path, meta) or "-",
-                     ("`%s`" % cmd) if cmd else "-", commit or "-", date or "-", status, docs])
+        rows.append(["[%s](%s/)" % (d, d), question_of(root, path, metas[0]) or "-",
+                     "<br>".join(cmds) or "-", ", ".join(commits) or "-", date, status, docs])
     head = ("# Results: the catalogue\n\n"
             "Generated by `make docs` (harness/lib/docs.py) from each directory's NOTES.md "
             "(its first heading), meta.json and runs.csv; `make docs-check` fails when it is "
