@@ -326,7 +326,7 @@ def bound_backlog(basis, sockets):
     # c1m-server and pyext end each send() with MSG_EOR, so the kernel holds
     # the send buffer and at most one packet more; a transport without it
     # (asyncio, uvloop) lets small writes pile onto the last unsent packet
-    # past SO_SNDBUF (README "What a busy connection costs").
+    # past SO_SNDBUF (docs/push.md, docs/stalled-readers.md).
     return total, ("configured bound, not a measurement: %s = %d B, what a stalled peer "
                    "holds before the slow cut when each write is its own packet (MSG_EOR: c, "
                    "pyext; asyncio's and uvloop's transports let up to 17 small writes pass "
@@ -539,7 +539,7 @@ class Plan:
     def tcp_mem_lines(self, n, mem_b):
         """Whether N connections pass the tcp_mem the kernel would size for mem_b:
         past its pressure threshold it clamps every socket's buffers, past its
-        hard limit it kills connections (README "How much a figure can be trusted")."""
+        hard limit it kills connections (docs/trust.md)."""
         if self.tcp_b is None:
             return ["    tcp_mem: not checked: %s" % self.tcp_txt]
         need = n * self.tcp_b
