@@ -25,7 +25,11 @@ Markers (one line each; the text between them is what `render` writes):
   <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
   ...rendered table...
   <!--/table-->
-      report.md's summary table (results.summary_rows) of DIR.
+      report.md's summary table (results.summary_rows) of DIR; or
+  <!--table DIR cells [tier=T,..] [contender=C,..] [condition=..] "HEADER=COLUMN:STAT[:FMT]"...-->
+      one row per cell, a column per HEADER (STAT as for fig, or ratio/CONTENDER;
+      COLUMN contender,
+      tier, condition or status: the cell's own).
   <!--out COMMAND ARGS...-->
   ```...```
   <!--/out-->
@@ -242,10 +246,64 @@ def fig_value(root, spec):
     return fmt_one(v, opts)
 
 
+def cells_table(root, d, args):
+    """One row per cell of DIR (filters tier=, contender=, condition=, each a
+    comma list), one column per "HEADER=COLUMN:STAT[:FMT]" (COLUMN contender,
+    tier, condition or status: the cell's own)."""
+    filt, cols = {}, []
+    for a in args:
+        k, eq, v = a.partition("=")
+        if not eq:
+            raise DocError("bad table argument %r" % a)
+        if k in CELL_KEYS and v != k and ":" not in v:    # "contender=contender" is a column
+            filt[k] = v.split(",")
+        else:
+            cols.append((k, v))
+    if not cols:
+        raise DocError("a cells table needs columns: \"HEADER=COLUMN:STAT[:FMT]\"")
+    out = []
+    for c in cellmod.cells(load_runs(root, d)):
+        if ("tier" in filt and c.label not in filt["tier"]
+                or "contender" in filt and c.contender not in filt["contender"]
+                or "condition" in filt and c.condition not in filt["condition"]):
+            continue
+        row = []
+        for _, v in cols:
+            col, _, rest = v.partition(":")
+            stat, _, fmt = rest.partition(":")
+            own = {"contender": c.contender, "tier": c.label, "condition": c.condition,
+                   "status": c.status_text()}
+            if col in own:
+                row.append(own[col])
+                continue
+            sel = {"contender": c.contender, "tier": c.label, "condition": c.condition}
+            opts = {"fmt": fmt} if fmt else {}
+            try:
+                if stat == "ci":
+                    row.append(ci_text(root, d, col, sel, opts))
+                elif stat.startswith("ratio/"):       # over the same tier's cell of that contender
+                    base = cell_stat(root, d, col, "median", dict(sel, contender=stat[6:]))
+                    v = cell_stat(root, d, col, "median", sel)
+                    row.append(fmt_one(v / base, opts) if base else "-")
+                else:
+                    row.append(fmt_one(cell_stat(root, d, col, stat or "median", sel), opts))
+            except DocError:
+                if not c.used:
+                    row.append("-")
+                else:
+                    raise
+        out.append(row)
+    if not out:
+        raise DocError("results/%s: no cells" % d)
+    return results.md_table([h for h, _ in cols], out) + "\n"
+
+
 def table_text(root, spec):
     args = shlex.split(spec)
+    if len(args) >= 2 and args[1] == "cells":
+        return cells_table(root, args[0], args[2:])
     if len(args) < 2 or args[1] != "summary":
-        raise DocError("a table marker is: DIR summary [tier=T] [cols=KEY,...]")
+        raise DocError("a table marker is: DIR summary [tier=T] [cols=KEY,...], or DIR cells ...")
     kv = dict(a.partition("=")[::2] for a in args[2:])
     table = results.summary_rows(load_runs(root, args[0]))
     if "tier" in kv:

@@ -135,6 +135,17 @@ class DocsTest(unittest.TestCase):
         os.makedirs(os.path.join(self.root, "results", "demo2"))
         self.assertTrue(any(p.startswith("results/README.md") for p in docs.check(self.root)))
 
+    def test_a_cells_table_renders_chosen_columns_and_goes_stale(self):
+        self.write(self.read() + '<!--table demo cells "who=contender" "t=t_accept_s:ci:f1" '
+                   '"user vs c=user_bytes_per_conn:ratio/c:x"-->\n<!--/table-->\n')
+        self.assertEqual(docs.render(self.root), [])
+        self.assertIn("| py | 161.0 [160.0-165.0] | 289x |", self.read())
+        runs = [list(r) for r in RUNS]
+        runs[3][5] = 5000                       # py's userspace median moves
+        self.write_runs(runs)
+        self.assertTrue(any("README.md:" in p and "differs from the data" in p
+                            for p in docs.check(self.root)))
+
     def test_units(self):
         self.assertEqual(units.fmt_value(492, "kib"), "492 KiB")
         self.assertEqual(units.fmt_value(1536, "kib"), "1.50 MiB")
