@@ -14,7 +14,8 @@ Markers (one line each; the text between them is what `render` writes):
       STAT: median, lo, hi (the bootstrap 95% interval, or min-max under 3
       runs), ci ("median [lo-hi]"), min, max, n (runs used), ratio (this
       cell's median over the median of over=CONTENDER, or of over_tier=,
-      over_condition=, over_dir=, over_col=), value (a CSV row's cell or a
+      over_condition=, over_dir=, over_col=), pairs (the same ratio run by run,
+      repeat by repeat: "1.15x, 0.96x, 1.28x"), value (a CSV row's cell or a
       JSON field: COLUMN is a dotted path), sum (COLUMN is a |-joined list of
       a CSV row's columns), share (that sum over the row's of=COLUMN).
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
@@ -164,7 +165,29 @@ def ci_text(root, d, col, sel, opts):
     m, a, b = (fmt_one(x, opts) for x in (med, lo, hi))
     if a == b:
         return m
+    unit = re.search(r"[^\d.,]*$", m).group(0)        # "8.6 µs [7.7-10.0]": the unit once
+    if unit and a.endswith(unit) and b.endswith(unit):
+        a, b = a[:len(a) - len(unit)], b[:len(b) - len(unit)]
     return m + ((" [%s-%s]" if kind == "ci" else " (%s-%s)") % (a, b))
+
+
+def pairs_text(root, d, col, sel, opts):
+    """"1.15x, 0.96x, 1.28x": the cell's runs over over=CONTENDER's, repeat by
+    repeat (run order), where both runs of a repeat are used."""
+    if "over" not in opts:
+        raise DocError("pairs needs over=CONTENDER")
+    rows = load_runs(root, d)
+    a = find_cell(rows, sel, d)
+    b = find_cell(rows, dict(sel, contender=opts["over"]), d)
+    base = {str(r.get("repeat")): cellmod.num(r.get(col)) for r in b.used}
+    out = []
+    for r in a.used:
+        v, w = cellmod.num(r.get(col)), base.get(str(r.get("repeat")))
+        if v is not None and w:
+            out.append(fmt_one(v / w, opts))
+    if not out:
+        raise DocError("results/%s: no pairs of %s and %s" % (d, a.name, b.name))
+    return ", ".join(out)
 
 
 def file_rows(root, rel):
@@ -227,6 +250,8 @@ def fig_value(root, spec):
             raise DocError("unknown key %s" % bad[0])
         if stat == "ci":
             return ci_text(root, d, col, kv, opts)
+        if stat == "pairs":
+            return pairs_text(root, d, col, kv, opts)
         v = cell_stat(root, d, col, stat, kv, opts.get("word"))
         if stat == "ratio":
             if not any(k in opts for k in ("over", "over_tier", "over_condition", "over_dir", "over_col")):
