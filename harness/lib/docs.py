@@ -21,7 +21,7 @@ Markers (one line each; the text between them is what `render` writes):
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
-      invert=1 takes 1/value first; scale= then multiplies (4096: pages to bytes); word=N takes the Nth
+      plus=COLUMN adds that column's median; invert=1 takes 1/value first; scale= then multiplies (4096: pages to bytes); word=N takes the Nth
       word (from 0) of a text column (tcp_mem's three thresholds). Quote a name with spaces: "kernel: epoll".
   <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
   ...rendered table...
@@ -79,7 +79,7 @@ FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\
 FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues?[ -]#?\d+")
 CATALOGUE = os.path.join("results", "README.md")
 CELL_KEYS = ("contender", "tier", "condition")
-OPT_KEYS = ("fmt", "scale", "of", "word", "invert", "over", "over_tier", "over_condition", "over_dir", "over_col")
+OPT_KEYS = ("fmt", "scale", "of", "word", "invert", "plus", "over", "over_tier", "over_condition", "over_dir", "over_col")
 
 
 class DocError(Exception):
@@ -264,6 +264,8 @@ def fig_value(root, spec):
             if not base:
                 raise DocError("ratio over zero")
             v = v / base
+        if "plus" in opts:                   # the sum of two columns' medians
+            v += cell_stat(root, d, opts["plus"], "median", kv)
     else:
         if stat == "share" and "of" not in opts:
             raise DocError("share needs of=COLUMN")
@@ -407,14 +409,16 @@ def lint(text, root, name):
     exist, references outside the repository."""
     out = []
     checked = in_table = fence = False
-    for i, line in enumerate(text.split("\n"), 1):
+    lines = text.split("\n")
+    for i, line in enumerate(lines, 1):
+        header = i < len(lines) and re.match(r"^\s*\|[-:| ]+\|\s*$", lines[i]) is not None
         if "<!--checked-->" in line:
             checked = True
         if "<!--table " in line or "<!--out " in line:
             in_table = True
         if line.lstrip().startswith("```"):
             fence = not fence
-        elif checked and not in_table and not fence:
+        elif checked and not in_table and not fence and not header:   # a table's header names
             m = FIGURE_RE.search(blank_markers(line))
             if m:
                 out.append("%s:%d: unmarked figure %r in a checked section" % (name, i, m.group(0)))
