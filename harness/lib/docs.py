@@ -21,7 +21,9 @@ Markers (one line each; the text between them is what `render` writes):
       keys: contender= tier= (1m, 300k) condition= select the cell; any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
-      plus=COLUMN adds that column's median; invert=1 takes 1/value first; scale= then multiplies (4096: pages to bytes); word=N takes the Nth
+      runs=all: every run of the cell, not only the ok ones (a run the medians
+      leave out, quoted for what it did; say so beside it); plus=COLUMN adds
+      that column's median; invert=1 takes 1/value first; scale= then multiplies (4096: pages to bytes); word=N takes the Nth
       word (from 0) of a text column (tcp_mem's three thresholds). Quote a name with spaces: "kernel: epoll".
   <!--table DIR summary [tier=T] [cols=KEY,KEY...]-->
   ...rendered table...
@@ -58,6 +60,7 @@ import shlex
 import subprocess
 import sys
 
+import bootstrap
 import cells as cellmod
 import results
 import runstore
@@ -79,7 +82,7 @@ FIGURE_RE = re.compile(r"(?<![\w.])\d[\d,]*(\.\d+)?(\s?(%|x\b|s\b|ms\b|µs\b|us\
 FORBIDDEN_RE = re.compile(r"shared/(seeds|MACHINE|STYLE)|\b[Ii]ssues?[ -]#?\d+")
 CATALOGUE = os.path.join("results", "README.md")
 CELL_KEYS = ("contender", "tier", "condition")
-OPT_KEYS = ("fmt", "scale", "of", "word", "invert", "plus", "over", "over_tier", "over_condition", "over_dir", "over_col")
+OPT_KEYS = ("fmt", "scale", "of", "word", "invert", "plus", "runs", "over", "over_tier", "over_condition", "over_dir", "over_col")
 
 
 class DocError(Exception):
@@ -117,26 +120,31 @@ def find_cell(rows, sel, d):
     return found[0]
 
 
-def cell_stat(root, d, col, stat, sel, word=None):
+def cell_stat(root, d, col, stat, sel, word=None, every=False):
+    """STAT of COL over the cell's runs used for figures (the ok runs, as
+    report.md), or over every run of the cell with runs=all (a run the
+    medians leave out, quoted for what it did)."""
     rows = load_runs(root, d)
     if word is not None:          # the Nth word of a text column (tcp_mem: "low pressure high")
         rows = [dict(r, **{col: (str(r.get(col) or "").split() + [None] * (int(word) + 1))[int(word)]})
                 for r in rows]
     c = find_cell(rows, sel, d)
+    runs = c.runs if every else c.used
     if stat == "n":
-        return len(c.used)
-    s = c.stat(col)
+        return len(runs)
+    vals = [cellmod.num(r.get(col)) for r in runs]
+    s = bootstrap.spread(vals)
     if s is None:
-        raise DocError("results/%s: %s has no %s" % (d, c.name, col))
+        raise DocError("results/%s: %s has no %s%s" % (d, c.name, col,
+                                                      "" if every else " in its ok runs"))
     med, lo, hi, _ = s
     if stat in ("median", "ratio"):
         return med
-    if stat in ("lo", "min"):
-        return lo if stat == "lo" else min(cellmod.num(r.get(col)) for r in c.used
-                                           if cellmod.num(r.get(col)) is not None)
-    if stat in ("hi", "max"):
-        return hi if stat == "hi" else max(cellmod.num(r.get(col)) for r in c.used
-                                           if cellmod.num(r.get(col)) is not None)
+    if stat in ("lo", "hi"):
+        return lo if stat == "lo" else hi
+    if stat in ("min", "max"):
+        known = [v for v in vals if v is not None]
+        return min(known) if stat == "min" else max(known)
     raise DocError("unknown stat %r" % stat)
 
 
@@ -252,7 +260,8 @@ def fig_value(root, spec):
             return ci_text(root, d, col, kv, opts)
         if stat == "pairs":
             return pairs_text(root, d, col, kv, opts)
-        v = cell_stat(root, d, col, stat, kv, opts.get("word"))
+        every = opts.get("runs") == "all"
+        v = cell_stat(root, d, col, stat, kv, opts.get("word"), every)
         if stat == "ratio":
             if not any(k in opts for k in ("over", "over_tier", "over_condition", "over_dir", "over_col")):
                 raise DocError("ratio needs over=, over_tier=, over_condition=, over_dir= or over_col=")
@@ -265,7 +274,7 @@ def fig_value(root, spec):
                 raise DocError("ratio over zero")
             v = v / base
         if "plus" in opts:                   # the sum of two columns' medians
-            v += cell_stat(root, d, opts["plus"], "median", kv)
+            v += cell_stat(root, d, opts["plus"], "median", kv, None, every)
     else:
         if stat == "share" and "of" not in opts:
             raise DocError("share needs of=COLUMN")

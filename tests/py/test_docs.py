@@ -146,6 +146,16 @@ class DocsTest(unittest.TestCase):
         self.assertTrue(any("README.md:" in p and "differs from the data" in p
                             for p in docs.check(self.root)))
 
+    def test_runs_all_and_pairs(self):
+        self.write(self.read() + "<!--fig demo t_accept_s max contender=py tier=1m fmt=s1-->X<!--/fig-->"
+                   " <!--fig demo t_accept_s max contender=py tier=1m runs=all fmt=s1-->X<!--/fig-->"
+                   " <!--fig demo t_accept_s pairs contender=py tier=1m over=c fmt=x2-->X<!--/fig-->\n")
+        self.assertEqual(docs.render(self.root), [])
+        text = self.read()
+        self.assertIn("-->165.0 s<!--", text)            # the ok runs' max
+        self.assertIn("-->300.0 s<!--", text)            # every run's, the disturbed one too
+        self.assertIn("-->5.71x, 5.37x<!--", text)       # py/c repeat by repeat, ok pairs only
+
     def test_units(self):
         self.assertEqual(units.fmt_value(492, "kib"), "492 KiB")
         self.assertEqual(units.fmt_value(1536, "kib"), "1.50 MiB")
