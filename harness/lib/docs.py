@@ -421,20 +421,27 @@ def lint(text, root, name):
     lines = text.split("\n")
     for i, line in enumerate(lines, 1):
         header = i < len(lines) and re.match(r"^\s*\|[-:| ]+\|\s*$", lines[i]) is not None
-        if "<!--checked-->" in line:
-            checked = True
+        # the parts of the line inside a checked region (a region may open or
+        # close mid-line)
+        parts, inside = [], checked
+        for piece in re.split(r"(<!--/?checked-->)", line):
+            if piece == "<!--checked-->":
+                inside = True
+            elif piece == "<!--/checked-->":
+                inside = False
+            elif inside:
+                parts.append(piece)
         if "<!--table " in line or "<!--out " in line:
             in_table = True
         if line.lstrip().startswith("```"):
             fence = not fence
-        elif checked and not in_table and not fence and not header:   # a table's header names
-            m = FIGURE_RE.search(blank_markers(line))
+        elif parts and not in_table and not fence and not header:   # a table's header names
+            m = FIGURE_RE.search(blank_markers(" ".join(parts)))
             if m:
                 out.append("%s:%d: unmarked figure %r in a checked section" % (name, i, m.group(0)))
         if "<!--/table-->" in line or "<!--/out-->" in line:
             in_table = False
-        if "<!--/checked-->" in line:
-            checked = False
+        checked = inside
         for m in PATH_RE.finditer(line):
             p = m.group(0)
             after = line[m.end():m.end() + 2]
