@@ -18,7 +18,8 @@ Markers (one line each; the text between them is what `render` writes):
       repeat by repeat: "1.15x, 0.96x, 1.28x"), value (a CSV row's cell or a
       JSON field: COLUMN is a dotted path), sum (COLUMN is a |-joined list of
       a CSV row's columns), share (that sum over the row's of=COLUMN).
-      keys: contender= tier= (1m, 300k) condition= select the cell; any other
+      keys: contender= tier= (1m, 300k) condition= select the cell
+      (condition=A,B pools the runs of conditions A and B); any other
       key=value selects a CSV row (exactly one must match); fmt= the units
       (harness/lib/units.py: kib, bytes, s, x, pct, frac, int, fN ...);
       runs=all: every run of the cell, not only the ok ones (a run the medians
@@ -111,13 +112,18 @@ def load_runs(root, d):
 
 
 def find_cell(rows, sel, d):
+    """The cell SEL names; condition=A,B pools the runs of several conditions
+    into one cell (said so beside the figure)."""
     tier, cont, cond = sel.get("tier"), sel.get("contender"), sel.get("condition", "")
+    conds = cond.split(",")
     found = [c for c in cellmod.cells(rows)
              if c.contender == cont and (c.label == tier or str(c.tier) == tier)
-             and c.condition == cond]
-    if not found:
+             and c.condition in conds]
+    if len(found) != len(conds):
         raise DocError("results/%s: no cell contender=%s tier=%s condition=%r" % (d, cont, tier, cond))
-    return found[0]
+    if len(found) == 1:
+        return found[0]
+    return cellmod.Cell(cont, found[0].tier, [r for c in found for r in c.runs], cond)
 
 
 def cell_stat(root, d, col, stat, sel, word=None, every=False):
@@ -269,7 +275,8 @@ def fig_value(root, spec):
             for k in ("over", "over_tier", "over_condition"):
                 if k in opts:
                     sel[{"over": "contender"}.get(k, k[5:])] = opts[k]
-            base = cell_stat(root, opts.get("over_dir", d), opts.get("over_col", col), "median", sel)
+            base = cell_stat(root, opts.get("over_dir", d), opts.get("over_col", col), "median", sel,
+                             None, every)
             if not base:
                 raise DocError("ratio over zero")
             v = v / base
