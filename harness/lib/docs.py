@@ -499,12 +499,18 @@ def question_from_docs(root, d):
         m = cite_re(d).search(text)
         if not m:
             continue
-        start = max(text.rfind("\n\n", 0, m.start()), text.rfind("\n- ", 0, m.start()))
-        para = text[start + 1:m.start()]
+        pos = m.start()
+        while True:             # cited in a table: what the paragraph before the table asks
+            ls = text.rfind("\n", 0, pos) + 1
+            if not text.startswith("|", ls) or ls == 0:
+                break
+            pos = ls - 1
+        start = max(text.rfind("\n\n", 0, pos), text.rfind("\n- ", 0, pos))
+        para = text[start + 1:pos]
         bold = re.search(r"\*\*(.+?)\*\*", para)
         if bold:
             return plain(bold.group(1)) + " (%s)" % name
-        heads = re.findall(r"^#+ (.+)$", text[:m.start()], re.M)
+        heads = re.findall(r"^#+ (.+)$", text[:pos], re.M)
         if heads:
             return plain(heads[-1]) + " (%s)" % name
     return ""
@@ -598,6 +604,14 @@ def render_all(root):
         with open(p) as f:
             old = f.read()
         out[p] = (old, render_text(old, root, errors, os.path.relpath(p, root)))
+    # the catalogue reads the documents as rendered (what render writes)
+    texts = [(os.path.relpath(p, root), re.sub(r"<!--hand .*?-->", "", new))
+             for p, (_, new) in out.items()]
+    hr = os.path.join(root, "harness", "README.md")
+    if os.path.exists(hr):
+        with open(hr) as f:
+            texts.append((os.path.relpath(hr, root), re.sub(r"<!--hand .*?-->", "", f.read())))
+    _cache[("texts", root)] = texts
     cat = os.path.join(root, CATALOGUE)
     try:
         with open(cat) as f:
