@@ -87,6 +87,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: machine fingerprint from a fake /proc and /sys (tests/py/test_fingerprint.py)" {
+    run py -m unittest tests.py.test_fingerprint
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "unittest: capacity planner formula, stall term, guard prediction (tests/py/test_capacity.py)" {
     run py -m unittest tests.py.test_capacity
     assert_success

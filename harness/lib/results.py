@@ -31,6 +31,7 @@ import sys
 
 import bootstrap
 import cells as cellmod
+import fingerprint
 import runstore
 from cells import DAGGER, label_of, num
 from runstore import COLUMNS, read_runs, text  # noqa: F401  (COLUMNS: the public list)
@@ -222,6 +223,8 @@ def cmd_meta(run_dir, pairs):
         "fd_limit_hard": hard,
         "fs_file_max": read_int("/proc/sys/fs/file-max"),
         "fs_nr_open": read_int("/proc/sys/fs/nr_open"),
+        # what identifies this instance (kernel build, mitigations, CPU): compare.py
+        "fingerprint": fingerprint.collect("/"),
     })
     if "mem_available_at_start_kib" not in meta:   # (the first write of meta.json: the start)
         avail = read_int_field("/proc/meminfo", "MemAvailable")
