@@ -34,6 +34,9 @@ SERVER_OBJ := $(patsubst c_server/server/%.c,$(BUILD)/server/%.o,$(SERVER_SRC))
 # c1m-floor: the zero-state reference server (harness contender `floor`)
 FLOOR_SRC := $(wildcard c_server/floor/*.c)
 FLOOR_OBJ := $(patsubst c_server/floor/%.c,$(BUILD)/floor/%.o,$(FLOOR_SRC))
+# c1m-calib: this instance's cost per accept and per syscall (meta.json `calibration`)
+CALIB_SRC := $(wildcard c_server/calib/*.c)
+CALIB_OBJ := $(patsubst c_server/calib/%.c,$(BUILD)/calib/%.o,$(CALIB_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
@@ -41,7 +44,7 @@ CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 CTEST_SRC := $(wildcard tests/c/*.c)
 CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
-BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor
+BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor $(BUILD)/c1m-calib
 
 .PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build
 all: build
@@ -54,6 +57,8 @@ $(BUILD)/server/%.o: c_server/server/%.c $(wildcard c_server/lib/*.h c_server/se
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/floor/%.o: c_server/floor/%.c $(wildcard c_server/lib/*.h c_server/floor/*.h) | $(BUILD)/floor
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
+$(BUILD)/calib/%.o: c_server/calib/%.c $(wildcard c_server/lib/*.h) | $(BUILD)/calib
+	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/client/%.o: client/%.c $(wildcard c_server/lib/*.h client/*.h) | $(BUILD)/client
 	$(CC) $(CFLAGS) -Ic_server/lib -c $< -o $@
 $(BUILD)/libc1m.a: $(LIB_OBJ)
@@ -63,6 +68,8 @@ $(BUILD)/c1m-server: $(filter-out $(BUILD)/server/stat_main.o,$(SERVER_OBJ)) $(B
 $(BUILD)/c1m-stat: $(BUILD)/server/stat_main.o $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-floor: $(FLOOR_OBJ) $(BUILD)/libc1m.a
+	$(CC) $(LDFLAGS) $^ -o $@
+$(BUILD)/c1m-calib: $(CALIB_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -o $@
 $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
@@ -74,7 +81,7 @@ $(BUILD)/tests/reconnect_test: client/reconnect.c client/reconnect.h
 $(BUILD)/tests/push_rx_test: client/push_rx.c client/push_rx.h client/histogram.c client/histogram.h
 # sysinfo_test compiles client/sysinfo.c in (tests/client.bats)
 $(BUILD)/tests/sysinfo_test: client/sysinfo.c client/sysinfo.h
-$(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/tests:
+$(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/calib $(BUILD)/tests:
 	mkdir -p $@
 
 # ---- contenders on other event libraries (issue 12), sharing c1m-server's

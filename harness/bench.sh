@@ -329,6 +329,22 @@ setup_out() {
     OUT=$(cd "$OUT" && pwd)
 }
 
+# calibrate: this instance's cost, once, after the quiet gate: c1m-calib in a
+# fresh network namespace (the floor's CPU per accept, ns per syscall; its
+# header). Written to $OUT/calibration.json, which meta.json takes in; a
+# failure is said and the suite goes on without it.
+calibrate() {
+    local js err
+    [ -x "$BUILD/c1m-calib" ] || { say "warning: $BUILD/c1m-calib is missing: no calibration (make build)"; return 0; }
+    quiet_gate "$QUIET_MAX" "$QUIET_CPU_PCT" "$BASE_SLAB_KIB" "$BASE_TCP_OBJS" ""
+    if ! js=$(timeout -s KILL 300 unshare --net sh -c 'ip link set lo up && exec "$1"' sh "$BUILD/c1m-calib" 2>&1); then
+        err=${js##*$'\n'}
+        say "warning: the calibration failed (${err:-killed}): none in meta.json"
+        return 0
+    fi
+    printf '%s, "gate": "%s", "gate_wait_s": %s}\n' "${js%\}}" "$GATE" "${GATE_WAIT_S:-0}" > "$OUT/calibration.json"
+}
+
 write_meta() {
     "$PYTHON" "$RESULTS_PY" meta "$OUT" "$@" \
         tiers="$(IFS=,; echo "${TIER_LABEL[*]}")" contenders="$(IFS=,; echo "${CONT[*]}")" \
@@ -647,7 +663,9 @@ main() {
     # The quiet gate's reference (lib/gate.sh): Slab and TCP objects before any run.
     read -r BASE_SLAB_KIB BASE_TCP_OBJS <<<"$(gate_baseline)"
     [ "$QUIET_MAX" = 0 ] || say "quiet gate: up to ${QUIET_MAX}s before each run; baseline Slab ${BASE_SLAB_KIB} KiB, ${BASE_TCP_OBJS} TCP objects"
+    calibrate
     write_meta command="$cmd" started_utc="$(date -u +%FT%TZ)" completed=false
+    say "$("$PYTHON" "$RESULTS_PY" machine "$OUT")"
 
     local i r c p v rt
     for ((i = 0; i < ${#TIER_N[@]}; i++)); do

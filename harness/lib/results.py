@@ -9,7 +9,8 @@ the summary tables and the data files the gnuplot scripts read.
     results.py summary RUN_DIR                   the terminal table
     results.py plotdata RUN_DIR DATA_DIR         .dat files + vars.gp for plots/*.gp
     results.py report RUN_DIR                    report.md (after plotdata + gnuplot)
-    results.py compare A_DIR B_DIR               B/A per contender and tier (make compare)
+    results.py compare A_DIR B_DIR [opts]        B/A per contender and tier (make compare)
+    results.py machine RUN_DIR                   one line: the machine and its calibration
 
 Only the standard library: it runs under the interpreter the contenders use.
 Everything except `row` and `meta` reads nothing but runs.jsonl (else
@@ -233,6 +234,14 @@ def cmd_meta(run_dir, pairs):
         # less SReclaimable; harness/capacity --check re-predicts from it
         rec = read_int_field("/proc/meminfo", "SReclaimable") or 0
         meta["mem_usable_at_start_kib"] = max(0, avail - rec) if avail is not None else None
+    # this instance's calibration (bench.sh calibrate: c1m-calib after the quiet gate)
+    cal = os.path.join(run_dir, "calibration.json")
+    if os.path.exists(cal):
+        try:
+            with open(cal) as f:
+                meta["calibration"] = json.load(f)
+        except (OSError, ValueError):
+            meta["calibration"] = None
     # a run over SSH (HOSTS): every host's facts, kernel settings and how they
     # differ from the profile (lib/remote.py prepare)
     hm = os.path.join(run_dir, "hosts-meta.json")
@@ -264,6 +273,24 @@ def cmd_meta(run_dir, pairs):
     if differ:
         print("warning: the applied sysctl profile differs between runs of one profile: %s"
               % ", ".join(differ), file=sys.stderr)
+
+
+def calib_text(cal):
+    """"floor accept 7.29 us CPU (6.20-7.95, 5 rounds of 10000), getppid 137 ns (133-147)"."""
+    if not cal:
+        return "none"
+    a, s = cal.get("accept_cpu_us") or {}, cal.get("syscall_ns") or {}
+    return ("floor accept %.2f us CPU (%.2f-%.2f, %s rounds of %s), getppid %.0f ns (%.0f-%.0f)%s"
+            % (a.get("median"), a.get("min"), a.get("max"), cal.get("rounds"), cal.get("conns"),
+               s.get("median"), s.get("min"), s.get("max"),
+               "" if cal.get("gate") in ("quiet", "off", None) else ", quiet gate " + str(cal.get("gate"))))
+
+
+def cmd_machine(run_dir):
+    with open(os.path.join(run_dir, "meta.json")) as f:
+        meta = json.load(f)
+    print("machine: %s; calibration: %s" % (fingerprint.one_line(meta.get("fingerprint") or {}),
+                                            calib_text(meta.get("calibration"))))
 
 
 def read_int_field(path, key):
@@ -849,6 +876,8 @@ def main(argv):
             cmd_csv(args[0])
         elif cmd == "meta" and args:
             cmd_meta(args[0], args[1:])
+        elif cmd == "machine" and len(args) == 1:
+            cmd_machine(args[0])
         elif cmd == "summary" and len(args) == 1:
             cmd_summary(args[0])
         elif cmd == "plotdata" and len(args) == 2:
