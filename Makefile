@@ -138,10 +138,15 @@ bench-deps:
 plot:
 	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; exit 2; }
 	harness/plot.sh $(RUN)
-# B/A per contender and tier with bootstrap 95% intervals and verdicts (harness/README.md)
+# B/A per contender and tier with bootstrap 95% intervals and verdicts (harness/README.md):
+# the machines' differences first; time and CPU as ratios to the floor unless the
+# fingerprints are the same. [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv];
+# B= alone: A is the committed results/reference* sharing the most cells with B
 compare:
-	@test -n "$(A)" && test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y" >&2; exit 2; }
-	@$(PYTHON) harness/lib/results.py compare $(A) $(B)
+	@test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; exit 2; }
+	@$(PYTHON) harness/lib/results.py compare $(if $(MODE),--mode '$(MODE)') \
+		$(if $(filter-out 0,$(DISTURBED)),--disturbed) $(if $(FORMAT),--format '$(FORMAT)') \
+		$(if $(A),'$(A)',--reference) '$(B)'
 # the figures of README.md and docs/ from the committed results, and results/README.md
 # (harness/lib/docs.py; docs/README.md "Figures"); docs-check fails, naming FILE:LINE, on drift
 .PHONY: docs docs-check

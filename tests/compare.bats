@@ -17,8 +17,13 @@ setup() {
     run make -s compare PYTHON="$PYTHON" A=results/reference-100k
     assert_failure 2
     assert_output --partial "usage: make compare"
-    run make -s compare PYTHON="$PYTHON" B=results/reference-100k
-    assert_failure 2
+}
+
+@test "make compare B= alone: A is the committed reference sharing the most cells" {
+    run make -s compare PYTHON="$PYTHON" B=results/reference-100k MODE=absolute
+    assert_success
+    assert_line "A: the committed reference sharing the most cells with B: results/reference-100k"
+    assert_line --regexp '^c +100k +1\.51 \(3\) +1\.51 \(3\) +1\.00 '
 }
 
 @test "results.py compare: wrong argument count or a missing directory exit 2" {
@@ -34,8 +39,8 @@ setup() {
     assert_output --partial "no runs.jsonl or runs.csv"
 }
 
-@test "make compare: results/reference-100k against itself is 1.00, not significant" {
-    run make -s compare PYTHON="$PYTHON" A=results/reference-100k B=results/reference-100k
+@test "make compare MODE=absolute: results/reference-100k against itself is 1.00, not significant" {
+    run make -s compare PYTHON="$PYTHON" A=results/reference-100k B=results/reference-100k MODE=absolute
     assert_success
     assert_line --regexp '^t_accept_s '
     assert_line --regexp '^c +100k +1\.51 \(3\) +1\.51 \(3\) +1\.00 +\[[0-9.]+, [0-9.]+\] +not significant$'
@@ -44,6 +49,35 @@ setup() {
     refute_output --partial "not enough runs"
     # every contender, every metric: 5 contenders x 5 metrics
     [ "$(grep -c ' 1\.00  .*not significant$' <<< "$output")" -eq 25 ]
+}
+
+@test "make compare: the committed reference has no fingerprint: ratios to the floor, said" {
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference
+    assert_success
+    assert_line --partial "because A and B have no machine fingerprint (meta.json from before fingerprints): the machines cannot be shown to be the same"
+    assert_line "t_accept_s (time to connect, s; ratio to floor)"
+    assert_line --regexp '^pyext +1m +1\.01 \(3\) +1\.01 \(3\) +1\.00 .*not significant$'
+    refute_output --partial "(significant)"
+}
+
+@test "make compare: no shared tier exits 1 and says so; FORMAT, DISTURBED and MODE reach compare" {
+    run "$PYTHON" harness/lib/results.py compare results/reference results/reference-100k
+    assert_failure 1
+    assert_output --partial "compare: no contender and tier in both: A results/reference has 300k, 1m; B results/reference-100k has 100k"
+    # make reports any failure of its recipe as 2
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference-100k
+    assert_failure
+    assert_output --partial "compare: no contender and tier in both"
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=json DISTURBED=1
+    assert_success
+    "$PYTHON" -c 'import json, sys; r = json.load(sys.stdin); assert r["mode"] == "ratio" and r["disturbed_counted"], r["mode"]' <<<"$output"
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=csv MODE=absolute
+    assert_success
+    assert_line --index 0 --partial "metric,contender,tier,basis,"
+    assert_line --regexp '^t_accept_s,c,300k,absolute,'
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=xml
+    assert_failure 2
+    assert_output --partial "--format must be one of text|md|json|csv"
 }
 
 @test "make plot on a copy of results/reference-100k: plots with interval bars, report lists drops" {

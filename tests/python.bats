@@ -93,6 +93,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: make compare across machines: fingerprints, ratios to the floor, modes, formats (tests/py/test_compare.py)" {
+    run py -m unittest tests.py.test_compare
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "unittest: capacity planner formula, stall term, guard prediction (tests/py/test_capacity.py)" {
     run py -m unittest tests.py.test_capacity
     assert_success

@@ -346,9 +346,11 @@ class TestCompare(TmpDir):
         return d
 
     def compare(self, a, b):
+        """Absolute figures (these directories have no fingerprint: auto would
+        compare ratios to a baseline, tests/py/test_compare.py)."""
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = compare.main([a, b])
+            rc = compare.main(["--mode", "absolute", a, b])
         return rc, out.getvalue(), err.getvalue()
 
     def line(self, out, metric, contender):

@@ -1,0 +1,184 @@
+"""tests/py/test_compare.py - `make compare` across machines (harness/lib/compare.py):
+the fingerprints' differences and the calibration's B/A printed first; ratios to
+the baseline contender of the same invocation (paired by repeat) unless the
+fingerprints are shown the same; MODE, DISTURBED, FORMAT; no shared cell is an
+error; A picked among the committed references. Synthetic result directories;
+stdlib only, no sockets, no timing.
+
+    python3 -m unittest tests.py.test_compare
+"""
+import contextlib
+import csv
+import io
+import json
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_results import ROOT, TmpDir  # noqa: E402,F401  (ROOT: harness/lib on sys.path)
+
+import compare  # noqa: E402
+import runstore  # noqa: E402
+
+FP = {"kernel_release": "6.18.44-fc-v1252", "kernel_build": "#1 SMP", "cmdline": "quiet",
+      "vulnerabilities": {"meltdown": "Not affected"}, "cpu_model": "Xeon", "cpu_flags_sha256": "ab",
+      "microcode": "0x1", "cpu_count": 2, "hypervisor": "yes (cpuinfo flag)", "clocksource": "tsc",
+      "thp": "madvise"}
+PTI = dict(FP, kernel_release="6.18.44-fc-v1272", cmdline="quiet pti=on",
+           vulnerabilities={"meltdown": "Mitigation: PTI"})
+
+
+class TestCompareMachines(TmpDir):
+    def make(self, name, times, fp=None, accept_us=None, tier=100000, status=None):
+        """A results directory: TIMES {contender: [t_accept_s by repeat]}, CPU a third of it."""
+        d = self.subdir(name)
+        for c, ts in times.items():
+            for rep, t in enumerate(ts, 1):
+                st = (status or {}).get((c, rep), "ok")
+                self.add(d, c, tier, rep, st, t_accept_s=t, server_cpu_connect_s=t / 3,
+                         user_bytes_per_conn=100)
+        meta = {}
+        if fp:
+            meta["fingerprint"] = fp
+        if accept_us:
+            meta["calibration"] = {"accept_cpu_us": {"median": accept_us},
+                                   "syscall_ns": {"median": 100.0}}
+        runstore.write_json(os.path.join(d, "meta.json"), meta)
+        return d
+
+    def compare(self, *args):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = compare.main(list(args))
+        return rc, out.getvalue(), err.getvalue()
+
+    def line(self, out, metric, contender):
+        block = out.split("\n" + metric + " ")[1].split("\n\n")[0]
+        return [ln for ln in block.splitlines() if ln.startswith(contender + " ")][0]
+
+    def pair(self, fa=FP, fb=PTI):
+        """B's machine 1.5x slower for every contender: c 2x the floor on both."""
+        a = self.make("a", {"floor": [1.0, 1.01, 0.99], "c": [2.0, 2.02, 1.98]}, fa, 6.0)
+        b = self.make("b", {"floor": [1.5, 1.515, 1.485], "c": [3.0, 3.03, 2.97]}, fb, 9.0)
+        return a, b
+
+    def test_different_fingerprints_switch_to_ratios_and_say_so(self):
+        a, b = self.pair()
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("machines differ in:", out)
+        self.assertIn("  vulnerabilities/meltdown: A Not affected; B Mitigation: PTI", out)
+        self.assertIn("  cmdline: A quiet; B quiet pti=on", out)
+        self.assertIn("floor CPU per accept B/A 1.50 (A 6.00, B 9.00 us)", out)
+        self.assertIn("compared: time and CPU as each run's ratio to the baseline contender", out)
+        self.assertIn("because the machines' fingerprints differ", out)
+        self.assertIn("t_accept_s (time to connect, s; ratio to floor)", out)
+        c = self.line(out, "t_accept_s", "c")
+        self.assertRegex(c, r"^c +100k +2\.00 \(3\) +2\.00 \(3\) +1\.00 .*not significant$")
+        self.assertTrue(self.line(out, "server_cpu_connect_s", "c").endswith("not significant"))
+        # the baseline is not compared with itself; bytes stay absolute
+        self.assertNotIn("\nfloor ", out.split("t_accept_s")[1].split("\n\n")[0])
+        self.assertRegex(self.line(out, "user_bytes_per_conn", "floor"), r"100 \(3\) +100 \(3\) +1\.00")
+
+    def test_same_fingerprint_compares_absolute(self):
+        a, b = self.pair(FP, FP)
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0)
+        self.assertIn("machines differ in: nothing recorded", out)
+        self.assertIn("compared: absolute figures, because the machines' fingerprints are the same", out)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("slower (significant)"))
+        self.assertRegex(self.line(out, "t_accept_s", "floor"), r" 1\.50 ")
+
+    def test_a_missing_fingerprint_cannot_be_shown_the_same(self):
+        a, b = self.pair(None, FP)
+        rc, out, _ = self.compare(a, b)
+        self.assertIn("because A has no machine fingerprint", out)
+        self.assertIn("ratio to floor", out)
+        self.assertIn("floor CPU per accept B/A 1.50", out)
+
+    def test_mode_forces_either(self):
+        a, b = self.pair()
+        rc, out, _ = self.compare("--mode", "absolute", a, b)
+        self.assertIn("compared: absolute figures, because MODE=absolute (auto would have compared "
+                      "ratio: the machines' fingerprints differ)", out)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("slower (significant)"))
+        a2, b2 = os.path.join(self.dir, "a"), os.path.join(self.dir, "b")
+        rc, out, _ = self.compare("--mode=ratio", a2, b2)
+        self.assertIn("ratio to floor", out)
+        self.assertEqual(self.compare("--mode", "relative", a, b)[0], 2)
+        self.assertEqual(self.compare("--format", "xml", a, b)[0], 2)
+        self.assertEqual(self.compare("--bogus", a, b)[0], 2)
+
+    def test_c_is_the_baseline_without_a_floor_and_runs_pair_by_repeat(self):
+        a = self.make("a", {"c": [1.0, 2.0, 4.0], "pyext": [2.0, 4.0, 8.0]}, FP)
+        # B's c runs recorded out of repeat order: repeat 3, 1, 2
+        b = self.subdir("b")
+        for rep, t in ((3, 4.0), (1, 1.0), (2, 2.0)):
+            self.add(b, "c", 100000, rep, "ok", t_accept_s=t)
+        for rep, t in ((1, 2.2), (2, 4.4), (3, 8.8)):
+            self.add(b, "pyext", 100000, rep, "ok", t_accept_s=t)
+        rc, out, _ = self.compare(a, b)
+        self.assertIn("t_accept_s (time to connect, s; ratio to c)", out)
+        # paired by repeat: 2.2/1, 4.4/2, 8.8/4 = 2.2 each (by order: 0.55, 4.4, 4.4)
+        self.assertRegex(self.line(out, "t_accept_s", "pyext"), r"^pyext +100k +2\.00 \(3\) +2\.20 \(3\) +1\.10 ")
+
+    def test_no_shared_contender_and_tier_exits_1(self):
+        a = self.make("a", {"c": [1.0, 1.0, 1.0]}, FP, tier=300000)
+        b = self.make("b", {"c": [1.0, 1.0, 1.0], "pyext": [1.0]}, FP, tier=10000)
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 1)
+        self.assertEqual(out, "")
+        self.assertIn("no contender and tier in both: A %s has 300k; B %s has 10k" % (a, b), err)
+
+    def test_disturbed_runs_only_with_the_option_and_marked(self):
+        st = {("c", 3): "disturbed"}
+        a = self.make("a", {"floor": [1.0, 1.0, 1.0], "c": [2.0, 2.0, 2.0]}, FP)
+        b = self.make("b", {"floor": [1.0, 1.0, 1.0], "c": [2.0, 2.0, 2.1]}, FP, status=st)
+        rc, out, _ = self.compare(a, b)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("not enough runs"))
+        self.assertIn("Only ok runs count", out)
+        rc, out, _ = self.compare("--disturbed", a, b)
+        c = self.line(out, "t_accept_s", "c")
+        self.assertRegex(c, r"2\.00 \(3\) +2\.00 \(3\)\u2020 ")
+        self.assertFalse(c.endswith("not enough runs"), c)
+        self.assertIn("Disturbed runs counted: \u2020 marks a figure that includes one", out)
+
+    def test_formats(self):
+        a, b = self.pair()
+        rc, out, _ = self.compare("--format", "json", a, b)
+        res = json.loads(out)
+        self.assertEqual(res["mode"], "ratio")
+        self.assertIn(["vulnerabilities/meltdown", "Not affected", "Mitigation: PTI"],
+                      res["machine_differences"])
+        self.assertAlmostEqual(res["calibration"]["accept_cpu_us"]["b_over_a"], 1.5)
+        t = [m for m in res["metrics"] if m["metric"] == "t_accept_s"][0]["rows"]
+        self.assertEqual([(r["contender"], r["basis"]) for r in t], [("c", "ratio to floor")])
+        rc, out, _ = self.compare("--format", "csv", a, b)
+        rows = list(csv.DictReader(io.StringIO(out)))
+        self.assertEqual(list(rows[0]), compare.CSV_COLS)
+        c = [r for r in rows if r["metric"] == "t_accept_s"][0]
+        self.assertEqual((c["contender"], c["basis"], c["verdict"]), ("c", "ratio to floor", "not significant"))
+        rc, out, _ = self.compare("--format", "md", a, b)
+        self.assertIn("## t_accept_s (time to connect, s)", out)
+        self.assertIn("| contender | tier | A ratio to baseline (n) |", out)
+        self.assertRegex(out, r"\n\| c \| 100k \| 2\.00 \(3\) \| 2\.00 \(3\) \| 1\.00 \|")
+
+    def test_reference_picks_the_committed_directory_sharing_most_cells(self):
+        res = self.subdir("results")
+        for name, times in (("reference-x", {"c": [1.0]}),
+                            ("reference-y", {"c": [1.0], "pyext": [1.0]}),
+                            ("other", {"c": [1.0], "pyext": [1.0], "floor": [1.0]})):
+            os.rename(self.make(name, times), os.path.join(res, name))
+        b = self.make("b", {"c": [1.0], "pyext": [1.0], "floor": [1.0]})
+        self.assertEqual(compare.pick_reference(runstore.read_runs(b), res),
+                         os.path.join(res, "reference-y"))
+        self.assertIsNone(compare.pick_reference(runstore.read_runs(
+            self.make("z", {"gevent": [1.0]})), res))
+        rc, out, err = self.compare("--reference", b)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("A: the committed reference sharing the most cells with B", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
