@@ -280,9 +280,10 @@ def calib_text(cal):
     if not cal:
         return "none"
     a, s = cal.get("accept_cpu_us") or {}, cal.get("syscall_ns") or {}
-    return ("floor accept %.2f us CPU (%.2f-%.2f, %s rounds of %s), getppid %.0f ns (%.0f-%.0f)%s"
-            % (a.get("median"), a.get("min"), a.get("max"), cal.get("rounds"), cal.get("conns"),
-               s.get("median"), s.get("min"), s.get("max"),
+    f = lambda d, k, p: "?" if not isinstance(d.get(k), (int, float)) else p % d[k]  # noqa: E731
+    return ("floor accept %s us CPU (%s-%s, %s rounds of %s), getppid %s ns (%s-%s)%s"
+            % (f(a, "median", "%.2f"), f(a, "min", "%.2f"), f(a, "max", "%.2f"), cal.get("rounds"),
+               cal.get("conns"), f(s, "median", "%.0f"), f(s, "min", "%.0f"), f(s, "max", "%.0f"),
                "" if cal.get("gate") in ("quiet", "off", None) else ", quiet gate " + str(cal.get("gate"))))
 
 
@@ -764,6 +765,28 @@ DROPPED_COLS = ["contender", "tier", "repeat", "status", "cause", "outside_cpu_p
                 "outside_top", "gate_wait_s"]
 
 
+def floor_ratios(table):
+    """Sets each summary row's "t_floor" and "cpu_floor": the median of its runs'
+    time and connect CPU over the floor's run of the same tier, condition and
+    repeat (compare.values: an absolute figure belongs to one instance, this
+    ratio travels). The note under the table, or "" when no cell has a floor."""
+    import compare
+    floors = {(t["cell"].tier, t["cell"].condition): t["cell"] for t in table
+              if t["contender"] == "floor"}
+    if not floors:
+        return ""
+    for t in table:
+        base = floors.get((t["cell"].tier, t["cell"].condition))
+        for key, col in (("t_floor", "t_accept_s"), ("cpu_floor", "server_cpu_connect_s")):
+            v = [x for x, _ in compare.values(t["cell"].used, col, base.used if base else None)] \
+                if base and base.used else []
+            t[key] = bootstrap.spread(v) and fmt_stat(bootstrap.spread(v), t["cell"]) or "-"
+    return ("t_accept / floor, CPU connect / floor: each run's figure over the floor's run of the "
+            "same tier and repeat in this invocation, median (spread as above). An absolute "
+            "figure belongs to one machine instance; these ratios compare across instances "
+            "(make compare).")
+
+
 def dropped_cell(r, k):
     if k == "cause":
         return cellmod.cause_of(r)
@@ -805,6 +828,9 @@ def cmd_report(run_dir):
         ("git commit", "%s%s" % (meta.get("git_commit"), " (dirty tree)" if meta.get("git_dirty") else "")),
         ("fd limit (soft/hard)", "%s / %s" % (meta.get("fd_limit_soft"), meta.get("fd_limit_hard"))),
         ("fs.file-max / fs.nr_open", "%s / %s" % (meta.get("fs_file_max"), meta.get("fs_nr_open"))),
+        ("instance", fingerprint.one_line(meta["fingerprint"]) if meta.get("fingerprint")
+         else "no fingerprint (meta.json from before fingerprints)"),
+        ("calibration (c1m-calib)", calib_text(meta.get("calibration"))),
         ("started / finished (UTC)", "%s / %s" % (meta.get("started_utc"), meta.get("finished_utc"))),
     ]
     out.append("## Machine\n")
@@ -818,7 +844,14 @@ def cmd_report(run_dir):
     out.append("## Summary (medians of the ok runs)\n")
     table = summary_rows(rows)
     cols = summary_cols(table)
+    ratio_note = floor_ratios(table)
+    if ratio_note:
+        i = [k for k, _ in cols].index("cpu_connect_s") + 1
+        cols = (cols[:4] + [("t_floor", "t_accept / floor")] + cols[4:i]
+                + [("cpu_floor", "CPU connect / floor")] + cols[i:])
     out.append(md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n")
+    if ratio_note:
+        out.append(ratio_note + "\n")
     out.append("\n".join(("  - " + line.strip()) if line.startswith("  ") else "- " + line
                           for line in footnotes(table)) + "\n")
     out.append("time to connect: client start until the server's own counters show all N open "

@@ -179,6 +179,26 @@ class TestCompareMachines(TmpDir):
         self.assertEqual(rc, 0, err)
         self.assertIn("A: the committed reference sharing the most cells with B", err)
 
+    def test_report_shows_time_and_cpu_over_the_floor_beside_the_absolute(self):
+        import results
+        d = self.make("r", {"floor": [1.0, 2.0, 4.0], "c": [2.0, 4.0, 8.0], "pyext": [3.0, 6.0, 12.0]},
+                      PTI, 9.0)
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(results.main(["results.py", "report", d]), 0)
+        with open(os.path.join(d, "report.md")) as f:
+            rep = f.read()
+        self.assertIn("| t_accept s | t_accept / floor |", rep)
+        self.assertIn("| CPU connect s | CPU connect / floor |", rep)
+        self.assertRegex(rep, r"\n\| pyext \| 100k \| ok 3/3 \| 6\.00 [^|]*\| 3\.00 \|.*\| 2\.00 [^|]*\| 3\.00 \|")
+        self.assertIn("| instance | kernel 6.18.44-fc-v1272 (#1 SMP), CPU Xeon x2, meltdown: Mitigation: PTI |", rep)
+        self.assertIn("| calibration (c1m-calib) | floor accept 9.00 us CPU", rep)
+        # without a floor: no ratio columns
+        d = self.make("nofloor", {"c": [2.0, 4.0, 8.0]}, PTI)
+        with contextlib.redirect_stdout(io.StringIO()):
+            results.main(["results.py", "report", d])
+        with open(os.path.join(d, "report.md")) as f:
+            self.assertNotIn("/ floor", f.read())
+
 
 if __name__ == "__main__":
     unittest.main()
