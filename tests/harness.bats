@@ -196,8 +196,19 @@ for k in ("kernel", "cpu_model", "cores", "mem_total_kib", "distro", "gcc_versio
     assert m.get(k) not in (None, ""), k
 assert "uvloop_version" in m and m["completed"] is True
 assert len(m["worker_counts"]) >= 2 and all(w["server_workers"] >= 3 for w in m["worker_counts"])
+fp = m["fingerprint"]
+for k in ("kernel_release", "kernel_build", "cmdline", "vulnerabilities", "cpu_model",
+          "cpu_flags_sha256", "cpu_count", "clocksource"):
+    assert fp.get(k) not in (None, "", {}), k
+cal = m["calibration"]
+assert cal["conns"] == 10000 and cal["rounds"] == 5, cal
+for k in ("accept_cpu_us", "syscall_ns"):
+    assert 0 < cal[k]["min"] <= cal[k]["median"] <= cal[k]["max"], (k, cal)
 print("ok")
 PY
+    assert_success
+    # one line on the terminal: the machine and its calibration
+    run grep -E "^machine: kernel [^ ]+ \(.*\), CPU .*, meltdown: .*; calibration: floor accept [0-9.]+ us CPU \([0-9.]+-[0-9.]+, 5 rounds of 10000\), getppid [0-9]+ ns" "$BATS_FILE_TMPDIR/bench.out"
     assert_success
 }
 
