@@ -8,8 +8,9 @@ ramp, MACHINE.md). pyperf's metadata (_collect_metadata.py: kernel, cmdline,
 CPU model, microcode, clocksource, THP) is the model; the mitigations go
 beyond it.
 
-    fingerprint.py [ROOT]     print the fingerprint as JSON (ROOT: where /proc
-                              and /sys are, default /; the tests use a fake one)
+    fingerprint.py show [ROOT]   print the fingerprint as JSON (ROOT: where /proc
+                                 and /sys are, default /; the tests use a fake one)
+Exit: 0 printed, 2 usage.
 
 Only the standard library; reading nothing raises: a missing file is None.
 """
@@ -113,7 +114,10 @@ def one_line(fp):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 2 or sys.argv[1:2] in (["-h"], ["--help"]):
+    if sys.argv[1:2] in (["-h"], ["--help"]):
         print(__doc__.strip())
-        sys.exit(0 if sys.argv[1:2] in (["-h"], ["--help"]) else 2)
-    print(json.dumps(collect(sys.argv[1] if len(sys.argv) > 1 else "/"), indent=2, sort_keys=True))
+        sys.exit(0)
+    if sys.argv[1:2] != ["show"] or len(sys.argv) > 3:
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
+    print(json.dumps(collect(sys.argv[2] if len(sys.argv) > 2 else "/"), indent=2, sort_keys=True))
