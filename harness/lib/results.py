@@ -488,6 +488,18 @@ def stat_cols(s, fmt):
     return " ".join(fmt % v for v in s[:3]) if s else "NaN NaN NaN"
 
 
+def floor_ratio(c, floor, f):
+    """(ratio, lo, hi) of cell C's figure F over the floor cell's (medians, the
+    bootstrap interval of their ratio), or None without a floor or a positive
+    figure on both; the floor to itself is 1 by definition. The ratio plot's
+    bars and report.md's "/ floor" columns."""
+    a = figure_vals(floor, f) if floor is not None else []
+    b = figure_vals(c, f)
+    if not (a and b and min(a) > 0 and min(b) > 0):
+        return None
+    return (1.0, 1.0, 1.0) if floor is c else bootstrap.ratio_ci(a, b)
+
+
 def tier_line(c, floor=None):
     """tier t(med lo hi) rss_mib(med lo hi) cpu_us_per_conn(med lo hi) label
     t/floor(med lo hi) cpu/floor(med lo hi), or None without a time. A
@@ -496,14 +508,7 @@ def tier_line(c, floor=None):
     if c.stat("t_accept_s") is None:
         return None
     figs = [bootstrap.spread(figure_vals(c, f)) for _, f in FIGURES]
-    ratios = []
-    for _, f in (FIGURES[0], FIGURES[2]):
-        a = figure_vals(floor, f) if floor is not None else []
-        b = figure_vals(c, f)
-        ok = a and b and min(a) > 0 and min(b) > 0
-        # the floor to itself: 1 by definition, drawn as the reference bar
-        r = (1.0, 1.0, 1.0) if ok and floor is c else bootstrap.ratio_ci(a, b) if ok else None
-        ratios.append(stat_cols(r, "%.4f"))
+    ratios = [stat_cols(floor_ratio(c, floor, f), "%.4f") for _, f in (FIGURES[0], FIGURES[2])]
     return "%d %s %s %s %s %s" % (c.tier, stat_cols(figs[0], "%.4f"), stat_cols(figs[1], "%.3f"),
                                   stat_cols(figs[2], "%.3f"), c.label, " ".join(ratios))
 
@@ -770,21 +775,19 @@ def floor_ratios(table):
     time and connect CPU over the floor's run of the same tier, condition and
     repeat (compare.values: an absolute figure belongs to one instance, this
     ratio travels). The note under the table, or "" when no cell has a floor."""
-    import compare
     floors = {(t["cell"].tier, t["cell"].condition): t["cell"] for t in table
               if t["contender"] == "floor"}
     if not floors:
         return ""
     for t in table:
         base = floors.get((t["cell"].tier, t["cell"].condition))
-        for key, col in (("t_floor", "t_accept_s"), ("cpu_floor", "server_cpu_connect_s")):
-            v = [x for x, _ in compare.values(t["cell"].used, col, base.used if base else None)] \
-                if base and base.used else []
-            t[key] = bootstrap.spread(v) and fmt_stat(bootstrap.spread(v), t["cell"]) or "-"
-    return ("t_accept / floor, CPU connect / floor: each run's figure over the floor's run of the "
-            "same tier and repeat in this invocation, median (spread as above). An absolute "
-            "figure belongs to one machine instance; these ratios compare across instances "
-            "(make compare).")
+        for key, (_, f) in (("t_floor", FIGURES[0]), ("cpu_floor", FIGURES[2])):
+            r = floor_ratio(t["cell"], base, f)
+            t[key] = fmt_stat(r + ("ci",), t["cell"]) if r else "-"
+    return ("t_accept / floor, CPU connect / floor: the contender's median over the floor's at "
+            "the same tier in this invocation, [a-b] the bootstrap 95% interval of that ratio "
+            "(the ratio plot's bars). An absolute figure belongs to one machine instance; these "
+            "ratios compare across instances (make compare).")
 
 
 def dropped_cell(r, k):
