@@ -340,11 +340,13 @@ calibrate() {
     quiet_gate "$QUIET_MAX" "$QUIET_CPU_PCT" "$BASE_SLAB_KIB" "$BASE_TCP_OBJS" ""
     # bounded by c1m-calib itself (each round ends within 60 s); in this process
     # group, so a ^C reaches it
-    if ! js=$(unshare --net sh -c 'ip link set lo up && exec "$1"' sh "$BUILD/c1m-calib" 2>&1); then
-        err=${js##*$'\n'}
+    # shellcheck disable=SC2016  # $1 is the inner shell's
+    if ! js=$(unshare --net sh -c 'ip link set lo up && exec "$1"' sh "$BUILD/c1m-calib" 2>"$OUT/calibration.log"); then
+        err=$(tail -n 1 "$OUT/calibration.log")
         say "warning: the calibration failed (${err:-killed}): none in meta.json"
         return 0
     fi
+    [ -s "$OUT/calibration.log" ] || rm -f "$OUT/calibration.log"
     printf '%s, "gate": "%s", "gate_wait_s": %s}\n' "${js%\}}" "$GATE" "${GATE_WAIT_S:-0}" > "$OUT/calibration.json"
 }
 
