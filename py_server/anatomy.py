@@ -2,6 +2,7 @@
 
     python3 -m py_server.anatomy --loop asyncio --api streams [--conns 2000] [--port 9700]
     python3 -m py_server.anatomy --loop gevent          (--api blocking: the only one)
+    python3 -m py_server.anatomy --loop uvloop --json anatomy.json   (the figures as JSON too)
 
 Runs one worker of the chosen contender in this process (no fork), opens
 --conns idle connections to it with the C client (build/c1m-client, a separate
@@ -13,18 +14,25 @@ allocations (libuv handles, the c1m fd tables), untracked objects (bytes, str,
 int: address strings, buffers) and allocator overhead.
 
 It is a teaching tool, not a benchmark: the harness measures RSS per
-connection at scale; this shows what it is made of.
+connection at scale; this shows what it is made of. `make demo` draws its
+figures (--json) beside the harness's.
+
+Exit: 0 measured, 1 the connections did not all arrive, 2 usage, 3 the loop
+cannot be imported by this interpreter (the message names one that can).
 """
 import argparse
 import collections
 import gc
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
 
 from . import cli
+from .loops import Unavailable, check_available
 from .worker import Worker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,25 +58,73 @@ def census():
     return out
 
 
-def report(kind, n, before, after, rss0, rss1, top):
+def figures(kind, n, before, after, rss0, rss1):
+    """The per-connection figures: types by bytes, largest first."""
     rows = []
     for name, (c1, b1) in after.items():
         c0, b0 = before.get(name, (0, 0))
         if c1 - c0 > 0:
-            rows.append((name, (c1 - c0) / n, (b1 - b0) / n))
-    rows.sort(key=lambda r: -r[2])
-    tracked = sum(r[2] for r in rows)
+            rows.append({"type": name, "objects": (c1 - c0) / n, "bytes": (b1 - b0) / n})
+    rows.sort(key=lambda r: -r["bytes"])
+    tracked = sum(r["bytes"] for r in rows)
     rss = (rss1 - rss0) / n
-    print("%s: %d idle connections, per connection:" % (kind, n))
+    return {"kind": kind, "connections": n, "types": rows, "gc_tracked_bytes": tracked,
+            "outside_gc_bytes": rss - tracked, "rss_anon_bytes": rss,
+            "python": sys.executable, "python_version": sys.version.split()[0]}
+
+
+def report(fig, top):
+    rows = fig["types"]
+    print("%s: %d idle connections, per connection:" % (fig["kind"], fig["connections"]))
     print("  %-48s %8s %8s" % ("gc-tracked type", "objects", "bytes"))
-    for name, objs, b in rows[:top]:
-        print("  %-48s %8.2f %8.0f" % (name, objs, b))
+    for r in rows[:top]:
+        print("  %-48s %8.2f %8.0f" % (r["type"], r["objects"], r["bytes"]))
     if len(rows) > top:
         print("  %-48s %8s %8.0f" % ("(%d more types)" % (len(rows) - top), "",
-                                     sum(r[2] for r in rows[top:])))
-    print("  %-48s %8s %8.0f" % ("= gc-tracked objects", "", tracked))
-    print("  %-48s %8s %8.0f" % ("+ outside gc (C allocs, bytes/str, overhead)", "", rss - tracked))
-    print("  %-48s %8s %8.0f" % ("= RssAnon growth", "", rss))
+                                     sum(r["bytes"] for r in rows[top:])))
+    print("  %-48s %8s %8.0f" % ("= gc-tracked objects", "", fig["gc_tracked_bytes"]))
+    print("  %-48s %8s %8.0f" % ("+ outside gc (C allocs, bytes/str, overhead)", "",
+                                 fig["outside_gc_bytes"]))
+    print("  %-48s %8s %8.0f" % ("= RssAnon growth", "", fig["rss_anon_bytes"]))
+
+
+# The module a loop needs beyond the standard library (c1m: the extension,
+# which `make build` builds for one interpreter; its message says so).
+LOOP_MODULES = {"uvloop": "uvloop", "gevent": "gevent"}
+
+
+def interpreters_with(module):
+    """Other python3 interpreters on this machine that import MODULE (Debian's
+    sees apt's python3-uvloop; a pyenv python3 first on PATH does not)."""
+    mine = os.path.realpath(sys.executable)
+    found = []
+    for cand in ("/usr/bin/python3", shutil.which("python3"), "/usr/local/bin/python3"):
+        if not cand or not os.access(cand, os.X_OK) or os.path.realpath(cand) in \
+                [mine] + [os.path.realpath(f) for f in found]:
+            continue
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        try:
+            ok = subprocess.run([cand, "-c", "import " + module], env=env, timeout=20,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0
+        except (OSError, subprocess.TimeoutExpired):
+            ok = False
+        if ok:
+            found.append(cand)
+    return found
+
+
+def unavailable(loop, why, argv):
+    """The message for a loop this interpreter cannot import (exit 3)."""
+    msg = "anatomy: --loop %s: %s" % (loop, why)
+    module = LOOP_MODULES.get(loop)
+    if module:
+        others = interpreters_with(module)
+        if others:
+            msg += "\n  %s imports it: %s -m py_server.anatomy %s" % (
+                others[0], others[0], " ".join(argv))
+        else:
+            msg += "\n  no python3 on this machine imports %s" % module
+    return msg
 
 
 def main(argv=None):
@@ -81,6 +137,9 @@ def main(argv=None):
     p.add_argument("--port", type=int, default=9700)
     p.add_argument("--top", type=int, default=12, help="types listed (default 12)")
     p.add_argument("--client", default=os.path.join(ROOT, "build", "c1m-client"))
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the figures to FILE as JSON (every type; make demo draws them)")
+    argv = sys.argv[1:] if argv is None else argv
     a = p.parse_args(argv)
     if a.api is None:
         a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
@@ -88,6 +147,11 @@ def main(argv=None):
         p.error("--conns: 1..%d (one worker)" % (cli.nofile_limit() - cli.FD_RESERVE))
     if not os.access(a.client, os.X_OK):
         p.error("--client: %s is not executable (make build)" % a.client)
+    try:
+        check_available(a.loop)
+    except Unavailable as e:
+        print(unavailable(a.loop, e, argv), file=sys.stderr)
+        return 3
 
     # The counters file lives in a directory removed on every way out, including a
     # Worker that fails to start (port in use): a leftover is never ours to explain.
@@ -120,8 +184,17 @@ def _measure(a, statsdir):
 
     def measure():
         after, rss1 = census(), rss_anon_bytes()
-        report(cfg.kind, w.c.open, state["before"], after, state["rss0"], rss1, a.top)
+        fig = figures(cfg.kind, w.c.open, state["before"], after, state["rss0"], rss1)
+        report(fig, a.top)
         state["result"] = 0
+        if a.json:
+            try:
+                with open(a.json, "w") as f:
+                    json.dump(fig, f, indent=1)
+                    f.write("\n")
+            except OSError as e:
+                print("anatomy: cannot write %s: %s" % (a.json, e), file=sys.stderr)
+                state["result"] = 1
         stop()
 
     def start_client():
