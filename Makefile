@@ -135,6 +135,11 @@ bench-root:
 	@bash -c '. harness/lib/common.sh && require_root "make bench"'
 bench-deps:
 	@harness/install-deps.sh bench
+# C against Python in about two minutes, one picture (harness/demo; harness/README.md "make demo"):
+# [DEMO_TIER=10k] [DEMO_ANATOMY=asyncio-streams] [OUT=results/demo-<UTC time>]
+.PHONY: demo
+demo: bench-root bench-deps build
+	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo
 plot:
 	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; exit 2; }
 	harness/plot.sh $(RUN)

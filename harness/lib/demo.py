@@ -1,0 +1,156 @@
+"""demo.py - the figures of `make demo` (harness/demo): one picture's data and
+the summary a class reads.
+
+    demo.py RUN_DIR ANATOMY_JSON DATA_DIR
+
+RUN_DIR is the demo's bench.sh directory (one tier, one run per contender),
+ANATOMY_JSON what `python3 -m py_server.anatomy --json` wrote. Writes into
+DATA_DIR the gnuplot input of harness/plots/demo.gp (vars.gp, contenders.dat,
+anatomy.dat) and demo.json (every figure the picture shows), and prints the
+summary. A contender's figures come from the runs cells.py lets count (ok;
+else disturbed, marked with the dagger); one without them is named with its
+status and drawn without bars.
+
+Exit: 0 written, 1 no runs or an unreadable anatomy, 2 usage.
+"""
+import json
+import os
+import sys
+
+import cells as cellmod
+from runstore import read_runs, write_json
+
+# the anatomy panel: the largest types, then the rest of the gc-tracked ones
+ANATOMY_TYPES = 8
+# What measures the demo's figures properly (harness/README.md "make demo").
+MEASURE_TIERS = "100k,1m"
+MEASURE_REPEAT = 3
+# /proc's CPU figures count 10 ms ticks
+TICK_US = 10000
+
+
+def contender_rows(rows):
+    """[{contender, status, mark, user, kernel, us}] in run order."""
+    out = []
+    for c in cellmod.cells(rows):
+        used = c.ok or (c.used if c.all_disturbed else [])
+        r = {"contender": c.contender, "tier": c.tier, "status": c.status_text(),
+             "mark": cellmod.DAGGER if c.all_disturbed else "",
+             "user": None, "kernel": None, "us": None}
+        if used:
+            user = cellmod.num(used[0].get("user_bytes_per_conn"))
+            kern = cellmod.num(used[0].get("kernel_bytes_per_conn"))
+            cpu = cellmod.num(used[0].get("server_cpu_connect_s"))
+            acc = cellmod.num(used[0].get("accepted"))
+            r["user"] = max(user, 0) if user is not None else None
+            r["kernel"] = kern
+            r["us"] = cpu * 1e6 / acc if cpu is not None and acc else None
+        out.append(r)
+    return out
+
+
+def measure_cmd(contenders):
+    return "sudo make bench TIERS=%s CONTENDERS=%s REPEAT=%d" % (
+        MEASURE_TIERS, ",".join(contenders), MEASURE_REPEAT)
+
+
+def gp_str(s):
+    """A gnuplot double-quoted string (a newline as \\n): for vars.gp, and a
+    column of the .dat files (where gnuplot reads it whole, escapes kept:
+    demo.gp turns '|' into a line break)."""
+    return '"' + s.replace("\\", "\\\\").replace('"', "'").replace("\n", "\\n") + '"'
+
+
+def fmt(v, f="%.0f"):
+    return "-" if v is None else f % v
+
+
+def gp_num(v):
+    return "NaN" if v is None else "%.3f" % v
+
+
+def main(argv):
+    if len(argv) != 4:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return 2
+    run_dir, anatomy_json, data_dir = argv[1:]
+    rows = [r for r in read_runs(run_dir) if r.get("contender")]
+    if not rows:
+        print("demo.py: no runs in %s" % run_dir, file=sys.stderr)
+        return 1
+    try:
+        with open(anatomy_json) as f:
+            anat = json.load(f)
+        types, n_anat = anat["types"], int(anat["connections"])
+        rss, outside = float(anat["rss_anon_bytes"]), float(anat["outside_gc_bytes"])
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        print("demo.py: cannot read the anatomy %s: %s" % (anatomy_json, e), file=sys.stderr)
+        return 1
+    conts = contender_rows(rows)
+    tier = cellmod.label_of(max(r["tier"] for r in conts))
+    os.makedirs(data_dir, exist_ok=True)
+
+    with open(os.path.join(data_dir, "contenders.dat"), "w") as f:
+        f.write("# contender user_B kernel_B server_us_per_accept status "
+                "(one run each; name%s: a disturbed run)\n" % cellmod.DAGGER)
+        for r in conts:
+            name = r["contender"] + r["mark"]
+            if r["us"] is None:
+                name += "|(%s)" % r["status"]
+            f.write("%s %s %s %s %s\n" % (gp_str(name), gp_num(r["user"]), gp_num(r["kernel"]),
+                                          gp_num(r["us"]), gp_str(r["contender"])))
+    # the anatomy, largest last: gnuplot draws the first row at the bottom
+    bars = [(t["type"], float(t["bytes"]), 0) for t in types[:ANATOMY_TYPES]]
+    rest = types[ANATOMY_TYPES:]
+    if rest:
+        bars.append(("(%d more types)" % len(rest), sum(float(t["bytes"]) for t in rest), 1))
+    bars.append(("outside gc: C allocations,|str/bytes, allocator", outside, 2))
+    with open(os.path.join(data_dir, "anatomy.dat"), "w") as f:
+        f.write("# label bytes_per_connection kind (0 a gc-tracked type, 1 the rest, 2 outside gc)\n")
+        for label, b, kind in reversed(bars):
+            f.write("%s %.1f %d\n" % (gp_str(label), b, kind))
+
+    cmd = measure_cmd([r["contender"] for r in conts])
+    disturbed = any(r["mark"] for r in conts)
+    res_us = TICK_US / max(r["tier"] for r in conts)
+    with open(os.path.join(data_dir, "vars.gp"), "w") as f:
+        f.write("tier = %s\n" % gp_str(tier))
+        f.write("anatomy_title = %s\n" % gp_str(
+            "The userspace of one %s connection: %.0f B\nby object type (py_server.anatomy, %d "
+            "connections, python %s)" % (anat.get("kind", "?"), rss, n_anat,
+                                         anat.get("python_version", "?"))))
+        f.write("demo_note = %s\n" % gp_str(
+            "A DEMO, not a measurement: %s connections, one run per contender, quiet gate off%s; "
+            "CPU counted in 10 ms ticks: %.1f us per connection" % (
+                tier, ("; " + cellmod.DAGGER + " the machine was busy during the run") if disturbed else "",
+                res_us)))
+        f.write("measure_note = %s\n" % gp_str("Measure them: " + cmd))
+        # common.gp's tier-axis settings read these
+        f.write("logx = 0\nconditions = ''\n")
+
+    fig = {"tier": tier, "contenders": conts, "anatomy": anat, "measure": cmd,
+           "demo": "small N, one run per contender, quiet gate off: not a measurement"}
+    write_json(os.path.join(data_dir, "demo.json"), fig, indent=1)
+
+    print("c1m demo at %s connections: one run per contender, quiet gate off (a demo, not a "
+          "measurement)" % tier)
+    print("  %-18s %-14s %12s %14s %18s" % ("contender", "status", "user B/conn", "kernel B/conn",
+                                            "server us/accept"))
+    for r in conts:
+        print("  %-18s %-14s %12s %14s %18s" % (r["contender"] + r["mark"], r["status"], fmt(r["user"]),
+                                                fmt(r["kernel"]), fmt(r["us"], "%.1f")))
+    print("  kernel: the socket slab caches of both loopback ends; user: the server's RssAnon "
+          "growth; us/accept: server CPU in the ramp / connections (10 ms ticks: %.1f us here)" % res_us)
+    if disturbed:
+        print("  %s the machine was busy beside the run (disturbed): its figures are shown, marked"
+              % cellmod.DAGGER)
+    top = ", ".join("%s %.0f" % (t["type"], float(t["bytes"])) for t in types[:4])
+    print("one %s connection (py_server.anatomy, %d connections): %.0f B of RssAnon = %.0f B in "
+          "gc-tracked objects (%s, ...) + %.0f B outside the gc" % (
+              anat.get("kind", "?"), n_anat, rss, float(anat.get("gc_tracked_bytes", 0)), top, outside))
+    print("measure them properly: %s" % cmd)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
