@@ -22,9 +22,11 @@ from runstore import read_runs, write_json
 
 # the anatomy panel: the largest types, then the rest of the gc-tracked ones
 ANATOMY_TYPES = 8
-# What measures the demo's figures properly (harness/README.md "make demo").
-MEASURE_TIERS = "100k,1m"
+# What measures the demo's figures properly (harness/README.md "make demo"):
+# results/reference's settings (its meta.json command), so the two compare.
+MEASURE_TIERS = "300k,1m"
 MEASURE_REPEAT = 3
+MEASURE_EXTRA = "INIT_PCT=100 TCP_MEM=auto"
 # /proc's CPU figures count 10 ms ticks
 TICK_US = 10000
 
@@ -50,8 +52,8 @@ def contender_rows(rows):
 
 
 def measure_cmd(contenders):
-    return "sudo make bench TIERS=%s CONTENDERS=%s REPEAT=%d" % (
-        MEASURE_TIERS, ",".join(contenders), MEASURE_REPEAT)
+    return "sudo make bench TIERS=%s CONTENDERS=%s REPEAT=%d %s" % (
+        MEASURE_TIERS, ",".join(contenders), MEASURE_REPEAT, MEASURE_EXTRA)
 
 
 def gp_str(s):
@@ -149,6 +151,7 @@ def main(argv):
           "gc-tracked objects (%s, ...) + %.0f B outside the gc" % (
               anat.get("kind", "?"), n_anat, rss, float(anat.get("gc_tracked_bytes", 0)), top, outside))
     print("measure them properly: %s" % cmd)
+    print("  (results/reference's settings: then make compare A=results/reference B=<its results directory>)")
     return 0
 
 
