@@ -72,7 +72,7 @@ group_empty() { ! pgrep -g "$1" >/dev/null; }
         # name, status, user B, kernel B, us per accept: numbers, or "-" for a run whose
         # figures failed the record's sanity bounds (suspect: the machine-wide slab
         # counters moved with another suite's sockets)
-        assert_line --regexp "^  $c†? +((ok|disturbed) +[0-9]+ +-?[0-9]+ +[0-9.]+|suspect +- +- +-)$"
+        assert_line --regexp "^  $c†? +((ok|disturbed) +[0-9]+ +-?[0-9]+ +[0-9.]+|[a-z-]+ +- +- +-)$"
     done
     assert_line --regexp "^one asyncio-streams connection \(py_server.anatomy, 2000 connections\): [0-9]+ B of RssAnon"
     assert_line "measure them properly: sudo make bench TIERS=300k,1m CONTENDERS=floor,c,pyext,uvloop,asyncio-protocol,asyncio-streams REPEAT=3 INIT_PCT=100 TCP_MEM=auto"

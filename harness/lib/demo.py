@@ -38,7 +38,9 @@ def contender_rows(rows):
         used = c.ok or (c.used if c.all_disturbed else [])
         r = {"contender": c.contender, "tier": c.tier, "status": c.status_text(),
              "mark": cellmod.DAGGER if c.all_disturbed else "",
-             "user": None, "kernel": None, "us": None}
+             "user": None, "kernel": None, "us": None,
+             # why a run with a status that draws is not drawn: its sanity flags (cells.py)
+             "flags": "" if used else ";".join(str(x.get("flags")) for x in c.runs if x.get("flags"))}
         if used:
             user = cellmod.num(used[0].get("user_bytes_per_conn"))
             kern = cellmod.num(used[0].get("kernel_bytes_per_conn"))
@@ -93,14 +95,16 @@ def main(argv):
     os.makedirs(data_dir, exist_ok=True)
 
     with open(os.path.join(data_dir, "contenders.dat"), "w") as f:
-        f.write("# contender user_B kernel_B server_us_per_accept status "
-                "(one run each; name%s: a disturbed run)\n" % cellmod.DAGGER)
+        f.write("# contender user_B kernel_B server_us_per_accept status note "
+                "(one run each; name%s: a disturbed run; note: why a contender has no bars)\n"
+                % cellmod.DAGGER)
         for r in conts:
-            name = r["contender"] + r["mark"]
+            note = ""
             if r["us"] is None:
-                name += "|(%s)" % r["status"]
-            f.write("%s %s %s %s %s\n" % (gp_str(name), gp_num(r["user"]), gp_num(r["kernel"]),
-                                          gp_num(r["us"]), gp_str(r["contender"])))
+                note = "not drawn: %s%s" % (r["status"], ", flagged" if r["flags"] else "")
+            f.write("%s %s %s %s %s %s\n" % (gp_str(r["contender"] + r["mark"]), gp_num(r["user"]),
+                                             gp_num(r["kernel"]), gp_num(r["us"]),
+                                             gp_str(r["contender"]), gp_str(note)))
     # the anatomy, largest last: gnuplot draws the first row at the bottom
     bars = [(t["type"], float(t["bytes"]), 0) for t in types[:ANATOMY_TYPES]]
     rest = types[ANATOMY_TYPES:]
@@ -143,6 +147,10 @@ def main(argv):
                                                 fmt(r["kernel"]), fmt(r["us"], "%.1f")))
     print("  kernel: the socket slab caches of both loopback ends; user: the server's RssAnon "
           "growth; us/accept: server CPU in the ramp / connections (10 ms ticks: %.1f us here)" % res_us)
+    for r in conts:
+        if r["us"] is None:
+            print("  %s: not drawn (%s%s)" % (r["contender"], r["status"],
+                                              "; flagged: " + r["flags"] if r["flags"] else ""))
     if disturbed:
         print("  %s the machine was busy beside the run (disturbed): its figures are shown, marked"
               % cellmod.DAGGER)

@@ -36,7 +36,8 @@ set boxwidth 0.65
 set key top left box opaque Left reverse
 plot data.'/contenders.dat' using 3:xtic(nl(strcol(1))) title 'kernel (2 sockets)' lc rgb 0x4c72b0, \
      '' using 2 title 'server userspace' lc rgb 0xdd8452, \
-     '' using 0:($2 + $3):(sprintf('%.0f', $2)) with labels offset 0, 0.7 font ',9' notitle
+     '' using 0:($2 + $3):(sprintf('%.0f', $2)) with labels offset 0, 0.7 font ',9' notitle, \
+     '' using 0:(0):6 with labels rotate by 90 left offset 0, 0.5 font ',9' tc rgb 0xaa0000 notitle
 unset key
 unset label 98
 unset label 99
@@ -50,7 +51,8 @@ set style data boxes
 set boxwidth 0.65
 set xrange [-0.6:*]
 plot data.'/contenders.dat' using 0:4:(color(strcol(5))):xtic(nl(strcol(1))) with boxes lc rgb variable notitle, \
-     '' using 0:4:(sprintf('%.0f', $4)) with labels offset 0, 0.7 font ',9' notitle
+     '' using 0:4:(sprintf('%.0f', $4)) with labels offset 0, 0.7 font ',9' notitle, \
+     '' using 0:(0):6 with labels rotate by 90 left offset 0, 0.5 font ',9' tc rgb 0xaa0000 notitle
 
 # ---- right: one Python connection by object type (horizontal bars)
 set origin 0.64, 0.08
@@ -63,6 +65,11 @@ set xlabel 'bytes per connection'
 unset ylabel
 set xrange [0:*]
 set yrange [-0.6:*]
+# at most four steps on the bytes axis: 1, 2 or 5 x a power of ten
+stats data.'/anatomy.dat' using 2 nooutput
+p10 = 10**floor(log10(STATS_max > 1 ? STATS_max : 1))
+xstep = STATS_max / p10 >= 4 ? 2 * p10 : STATS_max / p10 >= 2 ? p10 : p10 / 2
+set xtics 0, xstep
 set offsets 0, graph 0.15, 0, 0
 set xtics norotate nomirror
 set ytics nomirror font ',9'
