@@ -31,8 +31,9 @@ setup_file() {
     [ "$(id -u)" = 0 ] || return 0
     demo_bg "$RUN_DIR"
     echo "$DEMO_PID" > "$BATS_FILE_TMPDIR/demo.pid"
-    wait "$DEMO_PID"
-    echo $? > "$BATS_FILE_TMPDIR/demo.rc"
+    local rc=0
+    wait "$DEMO_PID" || rc=$?
+    echo "$rc" > "$BATS_FILE_TMPDIR/demo.rc"
 }
 
 setup() {
