@@ -100,7 +100,7 @@ for c in fig["contenders"]:
     assert abs(c["us"] - r["server_cpu_connect_s"] * 1e6 / r["accepted"]) < 1e-6, (c, r)
 a = fig["anatomy"]
 assert a == json.load(open(d + "/demo/anatomy.json"))
-assert a["kind"] == "asyncio-streams" and a["connections"] == 2000, a
+assert fig["anatomy_contender"] == a["kind"] == "asyncio-streams" and a["connections"] == 2000, a
 names = [t["type"] for t in a["types"]]
 assert "asyncio.streams.StreamReader" in names and "_asyncio.Task" in names, names
 assert abs(a["gc_tracked_bytes"] + a["outside_gc_bytes"] - a["rss_anon_bytes"]) < 1e-6, a

@@ -1,10 +1,10 @@
 """demo.py - the figures of `make demo` (harness/demo): one picture's data and
 the summary a class reads.
 
-    demo.py RUN_DIR ANATOMY_JSON DATA_DIR
+    demo.py RUN_DIR ANATOMY_JSON DATA_DIR CONTENDER
 
 RUN_DIR is the demo's bench.sh directory (one tier, one run per contender),
-ANATOMY_JSON what `python3 -m py_server.anatomy --json` wrote. Writes into
+ANATOMY_JSON what `python3 -m py_server.anatomy --json` wrote for CONTENDER. Writes into
 DATA_DIR the gnuplot input of harness/plots/demo.gp (vars.gp, contenders.dat,
 anatomy.dat) and demo.json (every figure the picture shows), and prints the
 summary. A contender's figures come from the runs cells.py lets count (ok;
@@ -74,10 +74,10 @@ def gp_num(v):
 
 
 def main(argv):
-    if len(argv) != 4:
+    if len(argv) != 5:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
-    run_dir, anatomy_json, data_dir = argv[1:]
+    run_dir, anatomy_json, data_dir, anatomy_contender = argv[1:]
     rows = [r for r in read_runs(run_dir) if r.get("contender")]
     if not rows:
         print("demo.py: no runs in %s" % run_dir, file=sys.stderr)
@@ -121,9 +121,12 @@ def main(argv):
     res_us = TICK_US / max(r["tier"] for r in conts)
     with open(os.path.join(data_dir, "vars.gp"), "w") as f:
         f.write("tier = %s\n" % gp_str(tier))
+        # the rows' contenders (their colours, common.gp), and the anatomy's
+        f.write("demo_series = %s\n" % gp_str(" ".join(r["contender"] for r in conts)))
+        f.write("anatomy_series = %s\n" % gp_str(anatomy_contender))
         f.write("anatomy_title = %s\n" % gp_str(
             "The userspace of one %s connection: %.0f B\nby object type (py_server.anatomy, %d "
-            "connections, python %s)" % (anat.get("kind", "?"), rss, n_anat,
+            "connections, python %s)" % (anatomy_contender, rss, n_anat,
                                          anat.get("python_version", "?"))))
         f.write("demo_note = %s\n" % gp_str(
             "A DEMO, not a measurement: %s connections, one run per contender, quiet gate off%s; "
@@ -134,7 +137,8 @@ def main(argv):
         # common.gp's tier-axis settings read these
         f.write("logx = 0\nconditions = ''\n")
 
-    fig = {"tier": tier, "contenders": conts, "anatomy": anat, "measure": cmd,
+    fig = {"tier": tier, "contenders": conts, "anatomy_contender": anatomy_contender,
+           "anatomy": anat, "measure": cmd,
            "demo": "small N, one run per contender, quiet gate off: not a measurement"}
     write_json(os.path.join(data_dir, "demo.json"), fig, indent=1)
 
@@ -157,7 +161,7 @@ def main(argv):
     top = ", ".join("%s %.0f" % (t["type"], float(t["bytes"])) for t in types[:4])
     print("one %s connection (py_server.anatomy, %d connections): %.0f B of RssAnon = %.0f B in "
           "gc-tracked objects (%s, ...) + %.0f B outside the gc" % (
-              anat.get("kind", "?"), n_anat, rss, float(anat.get("gc_tracked_bytes", 0)), top, outside))
+              anatomy_contender, n_anat, rss, float(anat.get("gc_tracked_bytes", 0)), top, outside))
     print("measure them properly: %s" % cmd)
     print("  (results/reference's settings: then make compare A=results/reference B=<its results directory>)")
     return 0
