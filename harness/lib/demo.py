@@ -4,12 +4,13 @@ the summary a class reads.
     demo.py RUN_DIR ANATOMY_JSON DATA_DIR CONTENDER
 
 RUN_DIR is the demo's bench.sh directory (one tier, one run per contender),
-ANATOMY_JSON what `python3 -m py_server.anatomy --json` wrote for CONTENDER. Writes into
-DATA_DIR the gnuplot input of harness/plots/demo.gp (vars.gp, contenders.dat,
-anatomy.dat) and demo.json (every figure the picture shows), and prints the
-summary. A contender's figures come from the runs cells.py lets count (ok;
-else disturbed, marked with the dagger); one without them is named with its
-status and drawn without bars.
+ANATOMY_JSON what `python3 -m py_server.anatomy --json` wrote for CONTENDER.
+Writes into DATA_DIR the gnuplot input of harness/plots/demo.gp (vars.gp,
+contenders.dat, anatomy.dat) and demo.json (every figure the picture shows),
+and prints the summary. A contender's figures come from its ok run, else from
+a disturbed or suspect one (marked with the dagger), each figure its sanity
+flags name left out (DRAWN below); a contender with no such run is named with
+its status and drawn without bars.
 
 Exit: 0 written, 1 no runs or an unreadable anatomy, 2 usage.
 """
@@ -31,24 +32,51 @@ MEASURE_EXTRA = "INIT_PCT=100 TCP_MEM=auto"
 TICK_US = 10000
 
 
+# The statuses whose figures the demo draws, figure by figure: one its run's
+# sanity flags name (record.py: "negative:COLUMN", ...) is left out alone. With
+# one run per contender, a machine-wide slab delta that a busy machine drove
+# negative must not hide the server's own bytes and CPU (cells.py drops the
+# whole run: right for medians, too much for a demo).
+DRAWN = ("ok", "disturbed", "suspect")
+FIGURES = {"user": ("user_bytes_per_conn",), "kernel": ("kernel_bytes_per_conn",),
+           "us": ("server_cpu_connect_s", "accepted")}
+FIGURE_NAMES = {"user": "userspace", "kernel": "kernel", "us": "CPU"}
+
+
+def flagged(run):
+    """The columns a run's flags name; "*" for a flag on the run as a whole."""
+    out = set()
+    for f in str(run.get("flags") or "").split(";"):
+        if f:
+            out.add(f.split(":", 1)[1] if ":" in f else "*")
+    return out
+
+
 def contender_rows(rows):
-    """[{contender, status, mark, user, kernel, us}] in run order."""
+    """[{contender, tier, status, mark, user, kernel, us, dropped}] in run order:
+    each contender's first ok run, else its first run of another DRAWN status
+    (marked with the dagger); dropped: the figures its flags left out."""
     out = []
     for c in cellmod.cells(rows):
-        used = c.ok or (c.used if c.all_disturbed else [])
+        runs = c.ok or [x for x in c.runs if cellmod.status_of(x) in DRAWN]
         r = {"contender": c.contender, "tier": c.tier, "status": c.status_text(),
-             "mark": cellmod.DAGGER if c.all_disturbed else "",
-             "user": None, "kernel": None, "us": None,
-             # why a run with a status that draws is not drawn: its sanity flags (cells.py)
-             "flags": "" if used else ";".join(str(x.get("flags")) for x in c.runs if x.get("flags"))}
-        if used:
-            user = cellmod.num(used[0].get("user_bytes_per_conn"))
-            kern = cellmod.num(used[0].get("kernel_bytes_per_conn"))
-            cpu = cellmod.num(used[0].get("server_cpu_connect_s"))
-            acc = cellmod.num(used[0].get("accepted"))
-            r["user"] = max(user, 0) if user is not None else None
-            r["kernel"] = kern
-            r["us"] = cpu * 1e6 / acc if cpu is not None and acc else None
+             "mark": "", "user": None, "kernel": None, "us": None, "dropped": {}}
+        if runs:
+            run, r["status"] = runs[0], cellmod.status_of(runs[0])
+            r["mark"] = "" if r["status"] == "ok" else cellmod.DAGGER
+            bad, vals = flagged(run), {}
+            for fig, cols in FIGURES.items():
+                hit = [x for x in cols if x in bad] + sorted(bad & {"*"})
+                vals[fig] = None if hit else [cellmod.num(run.get(x)) for x in cols]
+                if hit:
+                    r["dropped"][fig] = ";".join(f for f in str(run["flags"]).split(";")
+                                                 if f.split(":", 1)[-1] in hit or ":" not in f)
+            if vals["user"] and vals["user"][0] is not None:
+                r["user"] = max(vals["user"][0], 0)
+            if vals["kernel"]:
+                r["kernel"] = vals["kernel"][0]
+            if vals["us"] and None not in vals["us"] and vals["us"][1]:
+                r["us"] = vals["us"][0] * 1e6 / vals["us"][1]
         out.append(r)
     return out
 
@@ -95,16 +123,27 @@ def main(argv):
     os.makedirs(data_dir, exist_ok=True)
 
     with open(os.path.join(data_dir, "contenders.dat"), "w") as f:
-        f.write("# contender user_B kernel_B server_us_per_accept status note "
-                "(one run each; name%s: a disturbed run; note: why a contender has no bars)\n"
+        f.write("# contender user_B kernel_B server_us_per_accept series note_bytes note_cpu "
+                "user_base_B bar_top_B "
+                "(one run each; name%s: not an ok run; a note: why a bar is missing)\n"
                 % cellmod.DAGGER)
         for r in conts:
-            note = ""
-            if r["us"] is None:
-                note = "not drawn: %s%s" % (r["status"], ", flagged" if r["flags"] else "")
-            f.write("%s %s %s %s %s %s\n" % (gp_str(r["contender"] + r["mark"]), gp_num(r["user"]),
-                                             gp_num(r["kernel"]), gp_num(r["us"]),
-                                             gp_str(r["contender"]), gp_str(note)))
+            # what a panel says where it has no bar (left: bytes, middle: CPU)
+            if r["user"] is None and r["kernel"] is None and r["us"] is None:
+                left = mid = "not drawn: " + r["status"]
+            else:
+                left = " + ".join(FIGURE_NAMES[k] for k in ("kernel", "user") if k in r["dropped"])
+                left = left and left + " flagged"
+                mid = "CPU flagged" if "us" in r["dropped"] else ""
+            # where the userspace bar starts and the bytes panel's bar ends (gnuplot
+            # drops a point whose expression reads a NaN column)
+            base = r["kernel"] or 0
+            top = base + (r["user"] or 0)
+            f.write("%s %s %s %s %s %s %s %s %s\n" % (
+                gp_str(r["contender"] + r["mark"]), gp_num(r["user"]), gp_num(r["kernel"]),
+                gp_num(r["us"]), gp_str(r["contender"]), gp_str(left), gp_str(mid),
+                gp_num(base), gp_num(top)))
+
     # the anatomy, largest last: gnuplot draws the first row at the bottom
     bars = [(t["type"], float(t["bytes"]), 0) for t in types[:ANATOMY_TYPES]]
     rest = types[ANATOMY_TYPES:]
@@ -131,7 +170,7 @@ def main(argv):
         f.write("demo_note = %s\n" % gp_str(
             "A DEMO, not a measurement: %s connections, one run per contender, quiet gate off%s; "
             "CPU counted in 10 ms ticks: %.1f us per connection" % (
-                tier, ("; " + cellmod.DAGGER + " the machine was busy during the run") if disturbed else "",
+                tier, ("; " + cellmod.DAGGER + " not an ok run: the machine was busy") if disturbed else "",
                 res_us)))
         f.write("measure_note = %s\n" % gp_str("Measure them: " + cmd))
         # common.gp's tier-axis settings read these
@@ -152,11 +191,10 @@ def main(argv):
     print("  kernel: the socket slab caches of both loopback ends; user: the server's RssAnon "
           "growth; us/accept: server CPU in the ramp / connections (10 ms ticks: %.1f us here)" % res_us)
     for r in conts:
-        if r["us"] is None:
-            print("  %s: not drawn (%s%s)" % (r["contender"], r["status"],
-                                              "; flagged: " + r["flags"] if r["flags"] else ""))
+        for fig, why in r["dropped"].items():
+            print("  %s: %s not drawn (flagged: %s)" % (r["contender"], FIGURE_NAMES[fig], why))
     if disturbed:
-        print("  %s the machine was busy beside the run (disturbed): its figures are shown, marked"
+        print("  %s not an ok run (the machine was busy beside it): its figures are shown, marked"
               % cellmod.DAGGER)
     top = ", ".join("%s %.0f" % (t["type"], float(t["bytes"])) for t in types[:4])
     print("one %s connection (py_server.anatomy, %d connections): %.0f B of RssAnon = %.0f B in "
