@@ -565,10 +565,30 @@ def dir_meta_runs(path):
     return metas or [{}], runs
 
 
+def committed_result_dirs(root):
+    """The results/ directories git tracks in root, or None when root is no git checkout.
+    The catalogue lists what is committed: a run a user just made (results/<timestamp>,
+    results/demo-*) must not make `make docs-check` fail as stale."""
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-z", "--", "results/"],
+                             capture_output=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    dirs = set()
+    for f in out.decode("utf-8", "replace").split("\0"):
+        parts = f.split("/")
+        if len(parts) > 2 and parts[0] == "results":
+            dirs.add(parts[1])
+    return dirs
+
+
 def catalogue(root):
     rows = []
+    tracked = committed_result_dirs(root)
     for path in sorted(glob.glob(os.path.join(root, "results", "*", ""))):
         d = os.path.basename(os.path.dirname(path))
+        if tracked is not None and d not in tracked:
+            continue
         metas, runs = dir_meta_runs(path)
         counts = {}
         for r in runs:
