@@ -13,6 +13,7 @@ import io
 import os
 import shutil
 import sys
+import subprocess
 import tempfile
 import unittest
 
@@ -133,6 +134,22 @@ class DocsTest(unittest.TestCase):
         self.assertIn("ok 6, disturbed 1".replace("ok 6, disturbed 1", "disturbed 1, ok 6"), cat)
         self.assertIn("[README.md](../README.md)", cat)
         os.makedirs(os.path.join(self.root, "results", "demo2"))
+        self.assertTrue(any(p.startswith("results/README.md") for p in docs.check(self.root)))
+
+    def test_the_catalogue_in_a_git_checkout_lists_only_committed_directories(self):
+        git = lambda *a: subprocess.run(["git", "-C", self.root, *a], check=True,
+                                        capture_output=True)
+        git("init", "-q")
+        git("add", "-A")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t")
+        os.makedirs(os.path.join(self.root, "results", "20261206T120000Z"))
+        self.assertEqual(docs.check(self.root), [])   # a user's fresh run is not "stale"
+        git("add", "-A")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t", "--allow-empty")
+        with open(os.path.join(self.root, "results", "20261206T120000Z", "meta.json"), "w") as f:
+            f.write("{}")
+        git("add", "-A")
+        git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t2")
         self.assertTrue(any(p.startswith("results/README.md") for p in docs.check(self.root)))
 
     def test_a_cells_table_renders_chosen_columns_and_goes_stale(self):
