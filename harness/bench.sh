@@ -325,6 +325,13 @@ setup_out() {
     local err
     OUT=${OUT:-$C1M_ROOT/results/$(date -u +%Y%m%dT%H%M%SZ)}
     [ -e "$OUT/runs.csv" ] && bad "OUT=$OUT already holds a runs.csv: choose another OUT"
+    # an earlier suite's records without their runs.csv (removed to derive it
+    # again): appended to, its run directories reused, its meta.json replaced
+    local held=()
+    [ -e "$OUT/runs.jsonl" ] && held+=(runs.jsonl)
+    [ -e "$OUT/meta.json" ] && held+=(meta.json)
+    [ -n "$(ls -A -- "$OUT/runs" 2>/dev/null)" ] && held+=(runs/)
+    [ ${#held[@]} -eq 0 ] || bad "OUT=$OUT already holds an earlier suite's ${held[*]}: choose another OUT"
     err=$(mkdir -p -- "$OUT/runs" "$OUT/ramp" 2>&1) || bad "OUT=$OUT: cannot create it: ${err%%$'\n'*}"
     OUT=$(cd "$OUT" && pwd)
 }

@@ -447,6 +447,16 @@ PY
     check "OUT=/proc/c1m-nothing: cannot create it" "No such file" TIERS=2k OUT=/proc/c1m-nothing
     mkdir -p "$BATS_TEST_TMPDIR/done" && : > "$BATS_TEST_TMPDIR/done/runs.csv"
     check "OUT=$BATS_TEST_TMPDIR/done already holds a runs.csv" "choose another OUT" TIERS=2k OUT="$BATS_TEST_TMPDIR/done"
+    # an earlier suite's records without their runs.csv: never appended to (was: accepted)
+    local d=$BATS_TEST_TMPDIR/old
+    mkdir -p "$d/runs/c-2k-1" && : > "$d/runs.jsonl" && : > "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's runs.jsonl meta.json runs/" "choose another OUT" TIERS=2k OUT="$d"
+    rm "$d/runs.jsonl" "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's runs/" "choose another OUT" TIERS=2k OUT="$d"
+    [ -z "$(ls -A "$d/runs/c-2k-1")" ] && [ ! -e "$d/ramp" ] || fail "OUT=$d was written to"
+    rmdir "$d/runs/c-2k-1"
+    : > "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's meta.json" "choose another OUT" TIERS=2k OUT="$d"
 }
 
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
