@@ -459,6 +459,22 @@ PY
     check "OUT=$d already holds an earlier suite's meta.json" "choose another OUT" TIERS=2k OUT="$d"
 }
 
+@test "bench.sh's wait for a run starts no process per tick (the controller's cost) and copies the run's log as it comes" {
+    # wait_run and show_log from bench.sh, run with no command on PATH: a tick
+    # that starts a process (sleep, cat) fails
+    run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_run() {/,/^}/p" -e "/^show_log() {/,/^}/p" "$1/harness/bench.sh")"
+        log=$2/run.log; : > "$log"
+        (echo first; sleep 0.5; printf "second\rthird"; sleep 0.5; printf " fourth\n"; exit 7) >> "$log" &
+        pid=$!
+        exec {CUR_LOG}<"$log"
+        RUN_RC="" TICK_FD=""
+        PATH=/nonexistent
+        wait_run "$pid"
+        echo "rc=$RUN_RC"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
+    assert_success
+    assert_output "first"$'\n'"second"$'\r'"third fourth"$'\n'"rc=7"
+}
+
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state      # where run_one.sh would note what it creates

@@ -143,7 +143,7 @@ gate() {
     [ -s "$OUT/slabinfo-idle.txt" ] && [ -s "$OUT/slabinfo-full.txt" ]
     # every disturbance figure is there, as a number (% of the machine, 0..100)
     for k in gate_wait_s outside_cpu_pct outside_ramp_pct outside_hold_pct init_cpu_pct \
-             ksoftirqd_pct steal_pct softirq_pct; do
+             controller_cpu_pct ksoftirqd_pct steal_pct softirq_pct; do
         run get "$k"
         [[ $output =~ ^[0-9]+(\.[0-9]+)?$ ]] || { show; fail "$k: '$output'"; }
         awk -v v="$output" 'BEGIN{exit !(v <= 100)}' || fail "$k: $output > 100"
