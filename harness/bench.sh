@@ -594,10 +594,11 @@ run_case() {
 # it end. bash reaps its children as they exit, so kill -0 fails at once;
 # `wait PID` still returns the saved status.) This loop is the controller's
 # whole cost during a run (the disturbance sampler measures it apart, as
-# controller_cpu_pct): builtins only, no process per tick (a `sleep` and a
-# `cat` five times a second cost 4-6% of the machine, as much as the
-# disturbance limit). A tick is `read -t` on a pipe no one writes to (TICK_FD:
-# this shell holds both ends), which a signal to bench.sh interrupts at once.
+# controller_cpu_pct): builtins only, no process per tick (it forked a `sleep`
+# and a `cat` five times a second: 0.6% of the machine over a 2k run, up to
+# 1.5% in a second; 0.0% since). A tick is `read -t` on a pipe no one writes
+# to (TICK_FD: this shell holds both ends), which a signal to bench.sh
+# interrupts at once.
 RUN_RC="" CUR_LOG="" TICK_FD=""
 wait_run() {
     local pid=$1
