@@ -597,16 +597,18 @@ run_case() {
 # controller_cpu_pct): builtins only, no process per tick (it forked a `sleep`
 # and a `cat` five times a second: 0.6% of the machine over a 2k run, up to
 # 1.5% in a second; 0.0% since). A tick is `read -t` on a pipe no one writes
-# to (TICK_FD: this shell holds both ends), which a signal to bench.sh
-# interrupts at once.
+# to (TICK_FD: this shell holds both ends; opened once the run started, so
+# the run does not inherit it), which a signal to bench.sh interrupts at once.
 RUN_RC="" CUR_LOG="" TICK_FD=""
 wait_run() {
     local pid=$1
-    [ -n "$TICK_FD" ] || exec {TICK_FD}<> <(:)
+    exec {TICK_FD}<> <(:)
     while kill -0 "$pid" 2>/dev/null; do
         read -r -t 0.2 -u "$TICK_FD" _
         show_log
     done
+    exec {TICK_FD}<&-
+    TICK_FD=""
     wait "$pid"; RUN_RC=$?
     show_log
 }

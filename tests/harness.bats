@@ -467,7 +467,7 @@ PY
         (echo first; sleep 0.5; printf "second\rthird"; sleep 0.5; printf " fourth\n"; exit 7) >> "$log" &
         pid=$!
         exec {CUR_LOG}<"$log"
-        RUN_RC="" TICK_FD=""
+        RUN_RC=""
         PATH=/nonexistent
         wait_run "$pid"
         echo "rc=$RUN_RC"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
