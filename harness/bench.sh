@@ -325,6 +325,13 @@ setup_out() {
     local err
     OUT=${OUT:-$C1M_ROOT/results/$(date -u +%Y%m%dT%H%M%SZ)}
     [ -e "$OUT/runs.csv" ] && bad "OUT=$OUT already holds a runs.csv: choose another OUT"
+    # an earlier suite's records without their runs.csv (removed to derive it
+    # again): appended to, its run directories reused, its meta.json replaced
+    local held=()
+    [ -e "$OUT/runs.jsonl" ] && held+=(runs.jsonl)
+    [ -e "$OUT/meta.json" ] && held+=(meta.json)
+    [ -n "$(ls -A -- "$OUT/runs" 2>/dev/null)" ] && held+=(runs/)
+    [ ${#held[@]} -eq 0 ] || bad "OUT=$OUT already holds an earlier suite's ${held[*]}: choose another OUT"
     err=$(mkdir -p -- "$OUT/runs" "$OUT/ramp" 2>&1) || bad "OUT=$OUT: cannot create it: ${err%%$'\n'*}"
     OUT=$(cd "$OUT" && pwd)
 }
@@ -436,7 +443,8 @@ declare -A UNAVAILABLE=()
 # RES (record.py get: one value per line, empty when missing; no JSON in bash).
 RESULT_KEYS=(status note accepted t_accept_s client_start_unix_ms server_cpu_connect_s
              server_cpu_hold_pct user_bytes_per_conn kernel_bytes_per_conn slab_bytes_per_conn
-             server_rss_kib server_rss_idle_kib disturb_cause flags)
+             server_rss_kib server_rss_idle_kib disturb_cause flags outside_cpu_pct outside_top
+             controller_cpu_pct)
 load_result() {
     local vals=() i
     RES=()
@@ -484,6 +492,9 @@ report_run() {
     else
         say "   $s: ${RES[accepted]:-0} accepted${RES[t_accept_s]:+ after ${RES[t_accept_s]}s}${RES[note]:+ - ${RES[note]}}"
     fi
+    # the outside CPU, and this script's own apart (the controller: never counted)
+    [ -z "${RES[outside_cpu_pct]:-}" ] \
+        || say "   outside CPU ${RES[outside_cpu_pct]}% of the machine${RES[outside_top]:+ (busiest ${RES[outside_top]})}; the controller (bench.sh) ${RES[controller_cpu_pct]:-?}%, apart"
 }
 
 # run_case CONTENDER N LABEL REPEAT PROFILE VARIANT RATE
@@ -581,18 +592,37 @@ run_case() {
 # included); RUN_RC is its exit status. (Not `wait -n PID TICK`: once bash
 # has reported a job killed, it is no longer a job and wait -n never sees
 # it end. bash reaps its children as they exit, so kill -0 fails at once;
-# `wait PID` still returns the saved status.)
-RUN_RC="" CUR_LOG=""
+# `wait PID` still returns the saved status.) This loop is the controller's
+# whole cost during a run (the disturbance sampler measures it apart, as
+# controller_cpu_pct): builtins only, no process per tick (it forked a `sleep`
+# and a `cat` five times a second: 0.6% of the machine over a 2k run, up to
+# 1.5% in a second; 0.0% since). A tick is `read -t` on a pipe no one writes
+# to (TICK_FD: this shell holds both ends; opened once the run started, so
+# the run does not inherit it), which a signal to bench.sh interrupts at once.
+RUN_RC="" CUR_LOG="" TICK_FD=""
 wait_run() {
     local pid=$1
+    exec {TICK_FD}<> <(:)
     while kill -0 "$pid" 2>/dev/null; do
-        sleep 0.2 & wait $!              # a signal to bench.sh is handled at once
+        read -r -t 0.2 -u "$TICK_FD" _
         show_log
     done
+    exec {TICK_FD}<&-
+    TICK_FD=""
     wait "$pid"; RUN_RC=$?
     show_log
 }
-show_log() { [ -n "$CUR_LOG" ] && cat <&"$CUR_LOG" >&2; return 0; }
+# show_log: what run_one.sh appended to its log since the last call, read by
+# the builtin read (no process), onto the terminal.
+show_log() {
+    local chunk rc=0
+    [ -n "$CUR_LOG" ] || return 0
+    while [ "$rc" = 0 ]; do
+        IFS= read -r -d '' -N 65536 -u "$CUR_LOG" chunk; rc=$?
+        [ -z "$chunk" ] || printf '%s' "$chunk" >&2
+    done
+    return 0
+}
 
 # remove_leftovers PID: run_one.sh PID has ended; if it died before its
 # cleanup (its state directory is still there: kill -9), remove what it left

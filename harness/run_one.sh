@@ -214,8 +214,9 @@ if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
     exit 0
 fi
 # The disturbance sampler (lib/disturb.py): CPU used outside this script's
-# process tree, one sample a second and one at each phase boundary (SIGUSR1).
-"$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" sample --root $$ --out "$out/disturb.jsonl" &
+# process tree, one sample a second and one at each phase boundary (SIGUSR1);
+# this script's parent (bench.sh, the controller) measured apart, not judged.
+"$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" sample --root $$ --controller "$PPID" --out "$out/disturb.jsonl" &
 dpid=$!
 state_pid disturb "$dpid"
 on_exit stop_pid "$dpid" 5

@@ -21,7 +21,7 @@ import os
 import sys
 
 from . import streams
-from .protocol import CounterHooks, Counters, LineProtocol
+from .protocol import CounterHooks, Counters, LineProtocol, listen_socket
 from .push import PushProtocol, Schedule
 
 # the protocol classes a worker serves with (shutdown finds them by type)
@@ -132,12 +132,18 @@ class AsyncioBackend(_LoopCalls):
         else:
             self.protocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
 
-    def _create(self):
+    async def _create(self):
         cfg = self.cfg
-        if cfg.api == "streams":
-            return streams.start_server(self.handler, cfg.host, cfg.port, cfg.backlog)
-        return self.loop.create_server(self.protocol, cfg.host, cfg.port, backlog=cfg.backlog,
-                                       reuse_port=True)
+        # --sndbuf/--rcvbuf on the listener before listen(), as every contender
+        # (the window scale is negotiated for the buffer the listener has)
+        sock = listen_socket(cfg.host, cfg.port, cfg.sndbuf, cfg.rcvbuf)
+        try:
+            if cfg.api == "streams":
+                return await streams.start_server(self.handler, sock, cfg.backlog)
+            return await self.loop.create_server(self.protocol, sock=sock, backlog=cfg.backlog)
+        except BaseException:
+            sock.close()
+            raise
 
     def listen(self, cb):
         if not self.loop.is_running():

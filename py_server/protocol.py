@@ -134,6 +134,31 @@ def set_bufs(sock, sndbuf, rcvbuf):
     return True
 
 
+def listen_socket(host, port, sndbuf, rcvbuf):
+    """The listening socket asyncio's create_server would make (the first
+    address host resolves to, SO_REUSEADDR, SO_REUSEPORT, IPv6 only on an IPv6
+    address), bound, with SO_SNDBUF / SO_RCVBUF set before listen(): accepted
+    sockets inherit them, and the window scale a handshake negotiates follows
+    the receive buffer the listener has then (set after the handshake, a
+    small buffer keeps the default buffer's scale: a peer sending a burst
+    waited 11-12 s for its pong). The caller hands it to create_server or
+    start_server (sock=), which listen()s."""
+    af, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                  flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(af, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        if af == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        set_bufs(sock, sndbuf, rcvbuf)
+        sock.bind(addr)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 def abort(transport):
     """Close now, dropping queued output (asyncio/uvloop abort()); a transport
     without abort() (the c1m subset) is closed."""

@@ -112,6 +112,8 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
     return handle_conn
 
 
-async def start_server(handle_conn, host, port, backlog):
-    """Seed 000's call, with the backlog and SO_REUSEPORT every contender gets."""
-    return await asyncio.start_server(handle_conn, host, port, backlog=backlog, reuse_port=True)
+async def start_server(handle_conn, sock, backlog):
+    """Seed 000's call, with the backlog every contender gets, on the
+    listening socket every contender gets (protocol.listen_socket:
+    SO_REUSEPORT, the buffer sizes set before listen())."""
+    return await asyncio.start_server(handle_conn, sock=sock, backlog=backlog)

@@ -447,6 +447,32 @@ PY
     check "OUT=/proc/c1m-nothing: cannot create it" "No such file" TIERS=2k OUT=/proc/c1m-nothing
     mkdir -p "$BATS_TEST_TMPDIR/done" && : > "$BATS_TEST_TMPDIR/done/runs.csv"
     check "OUT=$BATS_TEST_TMPDIR/done already holds a runs.csv" "choose another OUT" TIERS=2k OUT="$BATS_TEST_TMPDIR/done"
+    # an earlier suite's records without their runs.csv: never appended to (was: accepted)
+    local d=$BATS_TEST_TMPDIR/old
+    mkdir -p "$d/runs/c-2k-1" && : > "$d/runs.jsonl" && : > "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's runs.jsonl meta.json runs/" "choose another OUT" TIERS=2k OUT="$d"
+    rm "$d/runs.jsonl" "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's runs/" "choose another OUT" TIERS=2k OUT="$d"
+    [ -z "$(ls -A "$d/runs/c-2k-1")" ] && [ ! -e "$d/ramp" ] || fail "OUT=$d was written to"
+    rmdir "$d/runs/c-2k-1"
+    : > "$d/meta.json"
+    check "OUT=$d already holds an earlier suite's meta.json" "choose another OUT" TIERS=2k OUT="$d"
+}
+
+@test "bench.sh's wait for a run starts no process per tick (the controller's cost) and copies the run's log as it comes" {
+    # wait_run and show_log from bench.sh, run with no command on PATH: a tick
+    # that starts a process (sleep, cat) fails
+    run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_run() {/,/^}/p" -e "/^show_log() {/,/^}/p" "$1/harness/bench.sh")"
+        log=$2/run.log; : > "$log"
+        (echo first; sleep 0.5; printf "second\rthird"; sleep 0.5; printf " fourth\n"; exit 7) >> "$log" &
+        pid=$!
+        exec {CUR_LOG}<"$log"
+        RUN_RC=""
+        PATH=/nonexistent
+        wait_run "$pid"
+        echo "rc=$RUN_RC"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
+    assert_success
+    assert_output "first"$'\n'"second"$'\r'"third fourth"$'\n'"rc=7"
 }
 
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {

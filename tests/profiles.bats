@@ -247,6 +247,22 @@ PY
     [ "$(read_keys)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(read_keys))"
 }
 
+@test "sendq-probe checks its profile as every run does: a key outside a namespace exits 2 naming it, the host untouched" {
+    need_root
+    local was d=$BATS_TEST_TMPDIR
+    was=$(sysctl -n vm.swappiness)
+    printf 'net.core.somaxconn = 1000\nvm.swappiness = %s\n' "$(( was == 61 ? 62 : 61 ))" > "$d/host.conf"
+    run env C1M_PROFILE_FILE="$d/host.conf" "$C1M_ROOT/harness/sendq-probe" --conns 2 --rcvbuf 0 --sndbuf 0
+    # (the old probe wrote it to the host and kept it: put back before judging)
+    [ "$(sysctl -n vm.swappiness)" = "$was" ] || { sysctl -q -w vm.swappiness="$was"; fail "the host's vm.swappiness was changed"; }
+    [ "$status" = 2 ] || fail "exit $status, not 2: $output"
+    assert_output --partial "vm.swappiness: not a network-namespace setting"
+    printf 'net.ipv4.tcp_no_such_key = 1\n' > "$d/missing.conf"
+    run env C1M_PROFILE_FILE="$d/missing.conf" "$C1M_ROOT/harness/sendq-probe" --conns 2
+    [ "$status" = 2 ] || fail "exit $status, not 2: $output"
+    assert_output --partial "net.ipv4.tcp_no_such_key: this kernel has no such setting"
+}
+
 # leak_script BODY: a bash script that sources the harness libraries with
 # `sysctl` and `ip` replaced by functions faking a kernel whose "namespace"
 # key is global: the host's value lives in $HOST, and a write inside the

@@ -461,6 +461,37 @@ scenario_phase() {
     assert_output "scenario-failed|stall: the client is gone"
 }
 
+@test "push: a worker dead before the broadcast (health check, or a counters-file pid no longer the server's) is server-died; nothing signalled" {
+    run timeout 60 bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
+        source "$1/harness/lib/scenarios/idle.sh"; source "$1/harness/lib/scenarios/push.sh"
+        declare -A R=([status]=ok)
+        scenario=push contender=c out=$2 stats=$2/none.stats BUILD=$3 PUSH_WAIT=1 conns=1
+        sleep 30 & other=$!                 # an unrelated process (a reused pid)
+        (sleep 30 & wait) & spid=$!         # the server, and its worker
+        sleep 30 & cpid=$!                  # the client (SIGUSR1 ends a sleep)
+        echo "c1m-client: SIGUSR1: push window open from 1 us" > "$out/client.log"
+        for i in $(seq 50); do worker=$(ps -o pid= --ppid "$spid" | tr -d " "); [ -n "$worker" ] && break; sleep 0.1; done
+        push_worker_pids() { echo "$worker"; echo "$other"; }
+        # a worker the health check found dead: no signal, not even to the client
+        h_dead=1 h_parent_gone=0
+        scenario_run 2>/dev/null
+        echo "${R[status]}|${R[note]}"
+        kill -0 "$cpid" && echo "client alive"
+        # a pid of the counters file that is not the server'"'"'s: SIGUSR1 to none of them
+        R=([status]=ok) h_dead=0
+        scenario_run 2>/dev/null
+        echo "${R[status]}|${R[note]/$other/OTHER}"
+        kill -0 "$worker" && echo "worker alive"
+        kill -0 "$other" && echo "other alive"
+        kill "$other" "$worker" "$spid" "$cpid" 2>/dev/null; wait' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR" "$C1M_BUILD"
+    assert_success
+    assert_output "server-died|push: server died before the broadcast: 1 worker(s) dead; no broadcast
+client alive
+server-died|push: server died before the broadcast: worker pid(s) OTHER of the counters file no longer a live process of the server; no broadcast
+worker alive
+other alive"
+}
+
 @test "push and stall scenarios: every bad knob is refused naming it; the defaults pass; variants" {
     scenario_refuses push PUSH_BYTES=1026
     scenario_refuses push PUSH_BYTES=31

@@ -349,11 +349,11 @@ storm_sh() {
         eval "$2"' _ "$C1M_ROOT" "$1"
 }
 
-@test "storm_tree: the root and its descendants only, never another pid it is given (a dead worker's pid may be reused)" {
+@test "proc_tree: the root and its descendants only, never another pid it is given (a dead worker's pid may be reused)" {
     local other
     sleep 60 & other=$!
     run storm_sh '(sleep 60 & sleep 60 & wait) & root=$!; sleep 0.3
-        t=$(storm_tree "$root" '"$other"'); kids=$(ps -o pid= --ppid "$root" | tr -s " \n" "  ")
+        t=$(proc_tree "$root" '"$other"'); kids=$(ps -o pid= --ppid "$root" | tr -s " \n" "  ")
         echo "tree=$t"; for k in $kids; do [[ " $t " == *" $k "* ]] || echo "missing $k"; done
         [ "$(wc -w <<<"$t")" = 3 ] || echo "not 3"
         [[ " $t " == *" '"$other"' "* ]] && echo "has the other pid"

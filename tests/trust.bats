@@ -143,7 +143,7 @@ gate() {
     [ -s "$OUT/slabinfo-idle.txt" ] && [ -s "$OUT/slabinfo-full.txt" ]
     # every disturbance figure is there, as a number (% of the machine, 0..100)
     for k in gate_wait_s outside_cpu_pct outside_ramp_pct outside_hold_pct init_cpu_pct \
-             ksoftirqd_pct steal_pct softirq_pct; do
+             controller_cpu_pct ksoftirqd_pct steal_pct softirq_pct; do
         run get "$k"
         [[ $output =~ ^[0-9]+(\.[0-9]+)?$ ]] || { show; fail "$k: '$output'"; }
         awk -v v="$output" 'BEGIN{exit !(v <= 100)}' || fail "$k: $output > 100"
@@ -212,12 +212,13 @@ gate() {
     assert_output "$pages $pages $pages"$'\n'"0"
 }
 
-# kill_in_hold COMM: start a run with a 10 s hold, kill -9 one worker process
-# named COMM (a COMM in the run's namespace whose parent is a COMM) once the
-# hold started, and wait for the run to finish (exit 0).
+# kill_in_hold COMM [ARGS...]: start a run (ARGS: more run_one.sh flags) with a
+# 10 s hold, kill -9 one worker process named COMM (a COMM in the run's
+# namespace whose parent is a COMM) once the hold started, and wait for the
+# run to finish (exit 0).
 kill_in_hold() {
     mkdir -p "$OUT"
-    run_one --hold 10 --quiet-max 0 --disturb-pct 100 2> "$OUT.err" &
+    run_one --hold 10 --quiet-max 0 --disturb-pct 100 "${@:2}" 2> "$OUT.err" &
     RUN_PID=$!
     wait_for 60 grep -q holding "$OUT.err" || { cat "$OUT.err" >&2; fail "the hold never started"; }
     local ns victim="" p pp
@@ -252,6 +253,17 @@ kill_in_hold() {
     assert_line --index 2 --partial "server died during the run: "
     # the victim alone, once (the other workers the parent ended are not in the log)
     assert_line --index 2 --regexp "worker\(s\) dead(, parent gone)?; the kernel's OOM killer killed pid $(cat "$BATS_TEST_TMPDIR/victim") \(c1m-server\) \(dmesg\)$"
+}
+
+@test "trust: SCENARIO=push after a server worker died in the hold is server-died: no broadcast, no signal to its pids" {
+    need_root
+    PUSH_EVERY=0 PUSH_WAIT=5 kill_in_hold c1m-server --scenario push
+    run get status note broadcast_sent_us
+    [ "${lines[0]}" = server-died ] || { show; fail "status ${lines[0]}"; }
+    assert_line --index 1 --partial "push: server died before the broadcast: "
+    assert_line --index 1 --partial "; no broadcast"
+    [ "${#lines[@]}" = 2 ] || fail "a broadcast was sent at ${lines[2]}"
+    ! grep -q "broadcast to" "$OUT.err" || fail "signalled: $(grep "broadcast to" "$OUT.err")"
 }
 
 @test "trust: oom_killed names the dead pids the kernel log shows killed by the OOM killer since the server started" {

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """disturb.py - how much of the machine something outside the run used.
 
-    disturb.py sample --root PID --out FILE [--interval S]
+    disturb.py sample --root PID --out FILE [--interval S] [--controller PID]
     disturb.py summary FILE --ramp T0 T1 [--hold T2 T3] [--phase NAME T4 T5]
                        [--limit PCT] [--init-limit PCT]
 
@@ -15,9 +15,13 @@ and stays so: a process once seen in the run is the run's even after its
 parent died and it was re-parented (the storm's SIGKILLed server workers, which
 PID 1 reaps). Outside = every other process, kernel threads (kworkers:
 namespace teardown shows there) and PID 1 included, except the ksoftirqd
-threads, which are reported apart: on loopback they mostly process the run's
-own packets. PID 1 (a system process here that scans every process's fds) is
-also reported apart. A process's ticks are its utime+stime, plus what its
+kernel threads (PF_KTHREAD set in their /proc/PID/stat flags: a process
+calling itself ksoftirqd/N is not one), which are reported apart: on loopback
+they mostly process the run's own packets. PID 1 (a system process here that
+scans every process's fds) is also reported apart. --controller PID (run_one.sh
+gives its parent, bench.sh: the apparatus that started the run, outside its
+tree) is measured apart and never counted as outside: that process itself and
+the children it reaped unseen, not its other children. A process's ticks are its utime+stime, plus what its
 children used and it reaped (cutime+cstime) beyond what the samples saw of
 those children: so load from processes that live less than an interval (a
 build, a shell loop of short commands) is counted, on the side of the process
@@ -34,7 +38,7 @@ boundary is prorated; a window shorter than 2 s is judged over its first 2 s:
 CPU time is counted in 10 ms ticks, so a 0.1 s window of a 2k ramp holds too
 few of them to mean anything: outside_ramp_pct, outside_hold_pct,
 outside_NAME_pct, outside_cpu_pct (the largest), outside_top (the busiest
-outside process of that window, comm[pid]=pct), init_cpu_pct, ksoftirqd_pct,
+outside process of that window, comm[pid]=pct), init_cpu_pct, controller_cpu_pct, ksoftirqd_pct,
 steal_pct, softirq_pct (from the ramp's start to the last window's end), and
 disturbed=1 with disturb_cause when, in any window, outside CPU other than
 PID 1 exceeds --limit PCT or PID 1's exceeds --init-limit PCT (default 100).
@@ -51,6 +55,7 @@ import time
 PROC = "/proc"
 MIN_WINDOW_S = 2.0
 COVERED_MIN = 0.9     # a window is measured when samples cover 90% of it
+PF_KTHREAD = 0x00200000   # include/linux/sched.h: a kernel thread (no process can set it)
 
 
 def usage(msg=None):
@@ -72,9 +77,9 @@ def read_cpu():
 
 
 def read_procs():
-    """{pid: (ppid, comm, ticks, reaped, starttime)} for every process readable
-    now: ticks = its utime+stime, reaped = its cutime+cstime (the children it
-    waited for)."""
+    """{pid: (ppid, comm, ticks, reaped, starttime, kthread)} for every process
+    readable now: ticks = its utime+stime, reaped = its cutime+cstime (the
+    children it waited for), kthread = PF_KTHREAD in its flags."""
     procs = {}
     for name in os.listdir(PROC):
         if not name.isdigit():
@@ -89,10 +94,11 @@ def read_procs():
             continue
         rest = data[rp + 2:].split()
         try:
-            # fields after comm, 0-based here: state(0) ppid(1) ... utime(11) stime(12)
-            # cutime(13) cstime(14) ... starttime(19)
+            # fields after comm, 0-based here: state(0) ppid(1) ... flags(6) ...
+            # utime(11) stime(12) cutime(13) cstime(14) ... starttime(19)
             procs[int(name)] = (int(rest[1]), data[lp + 1:rp], int(rest[11]) + int(rest[12]),
-                                int(rest[13]) + int(rest[14]), int(rest[19]))
+                                int(rest[13]) + int(rest[14]), int(rest[19]),
+                                bool(int(rest[6]) & PF_KTHREAD))
         except (IndexError, ValueError):
             continue
     return procs
@@ -114,8 +120,8 @@ def tree_of(roots, procs):
 
 
 class Accounting:
-    """Charges each interval's CPU ticks to the run, to ksoftirqd or to the
-    outside, from successive read_procs() snapshots.
+    """Charges each interval's CPU ticks to the run, to ksoftirqd, to the
+    controller or to the outside, from successive read_procs() snapshots.
 
     A process's own ticks (utime+stime) are charged to its side as they grow.
     What a process used after the last snapshot that saw it, or entirely
@@ -135,32 +141,43 @@ class Accounting:
     reaper whose growth they fit, and what it used since is on its side.
 
     The run's side is sticky: every (pid, starttime) once seen as a
-    descendant of the root stays the run's, with its later children."""
+    descendant of the root stays the run's, with its later children. The
+    controller (pid, starttime at the first snapshot) is the controller's
+    side, whatever it reaps."""
 
-    def __init__(self, root):
+    def __init__(self, root, controller=None):
         self.root = root
+        self.controller = controller    # a pid; its key is taken at the first snapshot
         self.prev = {}          # pid -> read_procs() tuple of the last snapshot
         self.run_keys = set()   # (pid, starttime) ever seen in the run
 
     def interval(self, procs, started_after):
-        """The ticks since the last call: {outside, ksoftirqd, init, busiest
-        {name: ticks}, tree}. A process not in the last snapshot whose
+        """The ticks since the last call: {outside, ksoftirqd, init,
+        controller, busiest {name: ticks}, tree}. A process not in the last snapshot whose
         starttime is at least started_after (boot ticks) started during the
         interval: all its ticks are new; an older one (the first snapshot, a
         pid reused unseen) has no baseline and counts from now."""
         prev, keys = self.prev, self.run_keys
+        if isinstance(self.controller, int):
+            c = procs.get(self.controller)
+            self.controller = (self.controller, c[4]) if c is not None else None
         roots = [self.root] + [pid for pid, p in procs.items() if (pid, p[4]) in keys]
         tree = tree_of(roots, procs)
         keys.update((pid, procs[pid][4]) for pid in tree)
-        out = {"outside": 0, "ksoftirqd": 0, "init": 0, "busiest": {}, "tree": len(tree)}
+        out = {"outside": 0, "ksoftirqd": 0, "init": 0, "controller": 0, "busiest": {},
+               "tree": len(tree)}
 
-        def charge(pid, comm, start, d, side=None):
-            """d ticks of the process pid (named comm[pid]); side = the (pid,
-            starttime) whose side they are on, when not pid's own"""
+        def charge(pid, comm, start, kthread, d, side=None):
+            """d ticks of the process pid (named comm[pid], a kernel thread
+            or not); side = the (pid, starttime) whose side they are on, when
+            not pid's own"""
             if d <= 0 or (side or (pid, start)) in keys:
                 return
-            if comm.startswith("ksoftirqd/"):
+            if kthread and comm.startswith("ksoftirqd/"):
                 out["ksoftirqd"] += d
+                return
+            if (pid, start) == self.controller:
+                out["controller"] += d
                 return
             out["outside"] += d
             if pid == 1:
@@ -177,7 +194,7 @@ class Accounting:
         seen = lambda k: prev[k][2] + prev[k][3]
         # children of a parent gone too, re-parented unseen: their reaper is unknown
         orphans = sorted((k for k in gone if prev[k][0] in gone), key=seen, reverse=True)
-        for pid, (ppid, comm, ticks, reaped, start) in procs.items():
+        for pid, (ppid, comm, ticks, reaped, start, kthread) in procs.items():
             p = prev.get(pid)
             if p is not None and p[4] == start:
                 d_own, d_reaped = ticks - p[2], reaped - p[3]
@@ -185,7 +202,7 @@ class Accounting:
                 d_own, d_reaped = ticks, reaped
             else:
                 d_own = d_reaped = 0
-            charge(pid, comm, start, d_own)
+            charge(pid, comm, start, kthread, d_own)
             kids = [k for k in vanished.get(pid, ()) if k not in orphans]
             rest = d_reaped - sum(seen(k) for k in kids)
             for k in list(orphans) if rest > 0 else ():
@@ -196,9 +213,9 @@ class Accounting:
             if rest > 0:
                 if kids:    # on the side of the child that had used the most
                     k = max(kids, key=seen)
-                    charge(pid, comm, start, rest, side=(k, prev[k][4]))
+                    charge(pid, comm, start, kthread, rest, side=(k, prev[k][4]))
                 else:
-                    charge(pid, comm, start, rest)
+                    charge(pid, comm, start, kthread, rest)
         self.prev = procs
         # forget the run's processes that are gone (their pids may be reused)
         self.run_keys = {(pid, start) for pid, start in keys
@@ -212,17 +229,20 @@ def boot_ticks(hz):
 
 
 def cmd_sample(args):
-    root, out, interval = None, None, 1.0
+    root, out, interval, controller = None, None, 1.0, None
     i = 0
     while i < len(args):
         a = args[i]
         v = args[i + 1] if i + 1 < len(args) else None
-        if a in ("--root", "--out", "--interval") and v is None:
+        if a in ("--root", "--out", "--interval", "--controller") and v is None:
             usage(f"{a}: needs a value")
-        if a == "--root":
+        if a in ("--root", "--controller"):
             if not v.isdigit() or int(v) < 1:
-                usage(f"--root: expects a pid: {v}")
-            root = int(v)
+                usage(f"{a}: expects a pid: {v}")
+            if a == "--root":
+                root = int(v)
+            else:
+                controller = int(v)
         elif a == "--out":
             out = v
         elif a == "--interval":
@@ -247,7 +267,7 @@ def cmd_sample(args):
         print(f"disturb.py: cannot write {out}: {e}", file=sys.stderr)
         return 1
     prev_cpu, prev_t, prev_boot = read_cpu(), time.time(), boot_ticks(hz)
-    acc = Accounting(root)
+    acc = Accounting(root, controller)
     acc.interval(read_procs(), prev_boot - hz)      # the baseline: nothing counted yet
     stop = False
     while not stop:
@@ -261,7 +281,8 @@ def cmd_sample(args):
         f.write(json.dumps({
             "t0": round(prev_t, 3), "t1": round(t, 3), "total": cpu[0] - prev_cpu[0],
             "steal": cpu[1] - prev_cpu[1], "softirq": cpu[2] - prev_cpu[2],
-            "outside": x["outside"], "ksoftirqd": x["ksoftirqd"], "init": x["init"], "top": top,
+            "outside": x["outside"], "ksoftirqd": x["ksoftirqd"], "init": x["init"],
+            "controller": x["controller"], "top": top,
             "tree": x["tree"]}) + "\n")
         prev_cpu, prev_t, prev_boot = cpu, t, boot
         if root not in procs:
@@ -273,7 +294,7 @@ def cmd_sample(args):
 def window(samples, a, b):
     """Sums over [a, b]: each sample's share = the part of its interval inside."""
     s = {"total": 0.0, "steal": 0.0, "softirq": 0.0, "outside": 0.0, "ksoftirqd": 0.0,
-         "init": 0.0, "top": {}, "covered": 0.0}
+         "init": 0.0, "controller": 0.0, "top": {}, "covered": 0.0}
     for x in samples:
         span = x["t1"] - x["t0"]
         if span <= 0:
@@ -283,8 +304,8 @@ def window(samples, a, b):
             continue
         part = min(part, 1.0)
         s["covered"] += part * span          # seconds of [a, b] this sample saw
-        for k in ("total", "steal", "softirq", "outside", "ksoftirqd", "init"):
-            s[k] += x[k] * part
+        for k in ("total", "steal", "softirq", "outside", "ksoftirqd", "init", "controller"):
+            s[k] += x.get(k, 0) * part    # (controller: not in samples before 2026-12-06)
         for name, d in x["top"]:
             s["top"][name] = s["top"].get(name, 0) + d * part
     return s
@@ -364,7 +385,8 @@ def cmd_summary(args):
         start = bounds["ramp"][0]
         end = max(max(b for _, b in bounds.values()), start + MIN_WINDOW_S)
         both = window(samples, start, end)
-        for k, col in (("init", "init_cpu_pct"), ("ksoftirqd", "ksoftirqd_pct"),
+        for k, col in (("init", "init_cpu_pct"), ("controller", "controller_cpu_pct"),
+                       ("ksoftirqd", "ksoftirqd_pct"),
                        ("steal", "steal_pct"), ("softirq", "softirq_pct")):
             out[col] = f"{pct(both[k], both['total']):.1f}"
         if limit is not None:

@@ -178,6 +178,18 @@ silent_workers() {
 # netns_listeners NS: listening TCP sockets in NS (one per server worker).
 netns_listeners() { ip netns exec "$1" ss -ltnH 2>/dev/null | wc -l; }
 
+# proc_tree PID: PID and every process descended from it (workers and any
+# helper they started), by their parent pids, once each. Only descendants: a
+# pid from the counters file whose process died may name an unrelated one.
+proc_tree() {
+    ps -e -o pid=,ppid= | awk -v root="$1" '
+        { parent[$1] = $2 }
+        END { if (!(root in parent)) exit
+              keep[root] = 1
+              do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
+              for (p in keep) print p }' | awk '$1 ~ /^[1-9][0-9]*$/' | sort -un | tr '\n' ' '
+}
+
 # pids_gone PIDS...: how many of them have exited (gone, or a zombie not yet reaped).
 pids_gone() {
     local p n=0 st

@@ -33,8 +33,8 @@ CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu
                   "storm_server_cpu_pct", "storm_machine_cpu_pct")
 # Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
 CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
-                      "outside_scenario_pct", "init_cpu_pct", "ksoftirqd_pct", "steal_pct",
-                      "softirq_pct")
+                      "outside_scenario_pct", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct",
+                      "steal_pct", "softirq_pct")
 # Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
 # seconds and durations).
 NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")

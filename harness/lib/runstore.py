@@ -36,7 +36,7 @@ COLUMNS = [
     "server_stop_s", "client_exit",
     # trust: the quiet-machine gate before the run, what disturbed it, its health
     "gate", "gate_wait_s", "outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
-    "outside_scenario_pct", "outside_top", "init_cpu_pct", "ksoftirqd_pct", "steal_pct", "softirq_pct",
+    "outside_scenario_pct", "outside_top", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct", "steal_pct", "softirq_pct",
     "disturb_cause", "health", "flags",
     "slab_caches", "slab_growth", "ramp_file", "run_dir", "note",
 ]

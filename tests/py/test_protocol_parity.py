@@ -948,6 +948,23 @@ class ServerParity:
         age = time.monotonic_ns() - w["updated_ns"]
         self.assertLess(age, 500_000_000, "record older than 0.5 s: not refreshed at 20 Hz")
 
+    def test_a_burst_of_lines_then_a_ping_is_answered_soon(self):
+        # --rcvbuf 4096 (the default) is set before listen(): the window scale
+        # the handshake negotiates is the small buffer's. Set after it (the
+        # asyncio and uvloop contenders until 2026-12-06), the window kept the
+        # default buffer's scale, and a peer sending 500 KB of lines then a
+        # ping got its pong 11-12 s later (0.01 s on the others). Not a timing
+        # test: 5 s is hundreds of times what the pong takes.
+        s = self.connect()
+        t0 = time.monotonic()
+        try:
+            s.settimeout(5)
+            s.sendall(b"x" * 99 + b"\n" + (b"y" * 99 + b"\n") * 4999 + b"ping\n")
+            self.assertEqual(recv_exact(s, 5, timeout=max(0.01, 5 - (time.monotonic() - t0))),
+                             b"pong\n")
+        except socket.timeout:
+            self.fail("500 KB of lines then a ping: no pong within 5 s")
+
     def test_socket_buffers_are_small(self):
         # --sndbuf/--rcvbuf 4096 (the defaults): the kernel doubles them.
         s = self.connect()

@@ -125,9 +125,10 @@ class RecordTest(unittest.TestCase):
         self.assertIn("cannot read", p.stderr)
 
 
-def sample(t0, t1, total, outside=0, top=(), ksoftirqd=0, init=0, steal=0, softirq=0):
+def sample(t0, t1, total, outside=0, top=(), ksoftirqd=0, init=0, steal=0, softirq=0, **more):
     return {"t0": t0, "t1": t1, "total": total, "outside": outside, "top": [list(x) for x in top],
-            "ksoftirqd": ksoftirqd, "init": init, "steal": steal, "softirq": softirq, "tree": 5}
+            "ksoftirqd": ksoftirqd, "init": init, "steal": steal, "softirq": softirq, "tree": 5,
+            **more}
 
 
 class DisturbSummaryTest(unittest.TestCase):
@@ -236,6 +237,18 @@ class DisturbSummaryTest(unittest.TestCase):
                          "--limit", "5")
         self.assertIn("disturbance-unmeasured:scenario", r["flags"])
 
+    def test_the_controller_is_reported_apart_never_judged(self):
+        # bench.sh (the controller) at a quarter of the machine, nothing else
+        # outside: not disturbed; its share said apart. Samples written before
+        # the controller was measured (no key) read as 0.
+        ctl = [sample(100 + i, 101 + i, 200, 1, [("kworker/0:1[11]", 1)], controller=50)
+               for i in range(4)]
+        r = self.summary(ctl, "--ramp", "100", "104", "--limit", "5")
+        self.assertEqual((r["disturbed"], r["outside_cpu_pct"], r["controller_cpu_pct"]),
+                         ("0", "0.5", "25.0"))
+        r = self.summary([sample(100, 104, 800, 4)], "--ramp", "100", "104", "--limit", "5")
+        self.assertEqual(r["controller_cpu_pct"], "0.0")
+
     def test_usage(self):
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2",
                              "--phase", "hold", "1", "2").returncode, 2)
@@ -247,6 +260,8 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2").returncode, 1)
         self.assertEqual(run(DISTURB, "sample", "--root", "0", "--out", "/dev/null").returncode, 2)
         self.assertEqual(run(DISTURB, "sample", "--out").returncode, 2)
+        self.assertEqual(run(DISTURB, "sample", "--root", "1", "--out", "/dev/null",
+                             "--controller", "x").returncode, 2)
 
 
 def load_disturb():
@@ -259,12 +274,12 @@ def load_disturb():
 
 class AccountingTest(unittest.TestCase):
     """disturb.Accounting on made-up /proc snapshots: {pid: (ppid, comm, own
-    ticks, reaped ticks, starttime)}. Root = 100 (run_one.sh)."""
+    ticks, reaped ticks, starttime, kernel thread)}. Root = 100 (run_one.sh)."""
 
     def setUp(self):
         self.d = load_disturb()
-        self.base = {1: (0, "init", 1000, 5000, 1), 100: (1, "run_one.sh", 50, 10, 500),
-                     300: (1, "make", 10, 0, 400), 9: (2, "ksoftirqd/0", 7, 0, 2)}
+        self.base = {1: (0, "init", 1000, 5000, 1, False), 100: (1, "run_one.sh", 50, 10, 500, False),
+                     300: (1, "make", 10, 0, 400, False), 9: (2, "ksoftirqd/0", 7, 0, 2, True)}
 
     def step(self, acc, procs):
         return acc.interval(procs, 10_000)    # nothing here started after boot tick 10000
@@ -274,40 +289,40 @@ class AccountingTest(unittest.TestCase):
         self.step(acc, self.base)
         # make's children lived and were reaped between the two snapshots:
         # 80 ticks in its cutime+cstime, none seen alive
-        x = self.step(acc, {**self.base, 300: (1, "make", 12, 80, 400)})
+        x = self.step(acc, {**self.base, 300: (1, "make", 12, 80, 400, False)})
         self.assertEqual(x["outside"], 82)
         self.assertEqual(x["busiest"], {"make[300]": 82})
         self.assertEqual(x["init"], 0)
 
     def test_a_child_seen_alive_is_not_counted_twice(self):
         acc = self.d.Accounting(100)
-        self.step(acc, {**self.base, 600: (300, "cc1", 30, 0, 9000)})
-        x = self.step(acc, {**self.base, 600: (300, "cc1", 50, 0, 9000)})
+        self.step(acc, {**self.base, 600: (300, "cc1", 30, 0, 9000, False)})
+        x = self.step(acc, {**self.base, 600: (300, "cc1", 50, 0, 9000, False)})
         self.assertEqual(x["busiest"], {"cc1[600]": 20})
         # cc1 exits after 55 ticks in all; make reaps it: only the unseen 5 are
         # new, named after make (the process that started and reaped it)
-        x = self.step(acc, {**self.base, 300: (1, "make", 10, 55, 400)})
+        x = self.step(acc, {**self.base, 300: (1, "make", 10, 55, 400, False)})
         self.assertEqual(x["outside"], 5)
         self.assertEqual(x["busiest"], {"make[300]": 5})
 
     def test_the_runs_processes_stay_the_runs_when_pid_1_reaps_them(self):
         acc = self.d.Accounting(100)
-        srv = {200: (100, "c1m-server", 0, 0, 8000), 201: (200, "c1m-server", 100, 0, 8001)}
+        srv = {200: (100, "c1m-server", 0, 0, 8000, False), 201: (200, "c1m-server", 100, 0, 8001, False)}
         self.step(acc, {**self.base, **srv})
         # the server's parent SIGKILLed: its worker is re-parented to PID 1 and
         # goes on closing its sockets
-        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 160, 0, 8001)})
+        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 160, 0, 8001, False)})
         self.assertEqual(x["outside"], 0)
         self.assertEqual(x["tree"], 2)       # run_one.sh and the worker
         # it exits; PID 1 reaps it with 190 ticks: the 30 unseen are the run's too
-        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5190, 1)})
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5190, 1, False)})
         self.assertEqual((x["outside"], x["init"]), (0, 0))
         # a child the re-parented worker starts is the run's as well
         acc = self.d.Accounting(100)
         self.step(acc, {**self.base, **srv})
-        self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001)})
-        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001),
-                            202: (201, "sh", 40, 0, 20_000)})
+        self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001, False)})
+        x = self.step(acc, {**self.base, 201: (1, "c1m-server", 100, 0, 8001, False),
+                            202: (201, "sh", 40, 0, 20_000, False)})
         self.assertEqual(x["outside"], 0)
 
     def test_a_server_killed_with_its_workers_is_not_pid_1s_cpu(self):
@@ -315,37 +330,62 @@ class AccountingTest(unittest.TestCase):
         # the workers are re-parented to PID 1 and reaped unseen: PID 1's
         # cutime grows by their whole lives, which the run has counted
         acc = self.d.Accounting(100)
-        srv = {200: (100, "c1m-server", 5, 0, 8000), 201: (200, "c1m-server", 400, 0, 8001),
-               202: (200, "c1m-server", 300, 0, 8002)}
+        srv = {200: (100, "c1m-server", 5, 0, 8000, False), 201: (200, "c1m-server", 400, 0, 8001, False),
+               202: (200, "c1m-server", 300, 0, 8002, False)}
         self.step(acc, {**self.base, **srv})
-        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 410 + 305, 1),
-                            100: (1, "run_one.sh", 50, 10 + 5, 500)})
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 410 + 305, 1, False),
+                            100: (1, "run_one.sh", 50, 10 + 5, 500, False)})
         self.assertEqual((x["outside"], x["init"]), (0, 0))
         # (their 10 and 5 ticks after the last snapshot are on their side: the run's)
         # a reaper whose growth no orphan fits is charged as before
-        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 715 + 30, 1),
-                            100: (1, "run_one.sh", 50, 15, 500)})
+        x = self.step(acc, {**self.base, 1: (0, "init", 1000, 5000 + 715 + 30, 1, False),
+                            100: (1, "run_one.sh", 50, 15, 500, False)})
         self.assertEqual((x["outside"], x["init"]), (30, 30))
 
     def test_the_root_gone(self):
         acc = self.d.Accounting(100)
         self.step(acc, self.base)
         rest = {k: v for k, v in self.base.items() if k != 100}
-        x = self.step(acc, {**rest, 300: (1, "make", 10, 8, 400)})  # no KeyError
+        x = self.step(acc, {**rest, 300: (1, "make", 10, 8, 400, False)})  # no KeyError
         self.assertEqual((x["tree"], x["outside"]), (0, 8))
 
     def test_pid_1_ksoftirqd_and_pid_reuse(self):
         acc = self.d.Accounting(100)
-        self.step(acc, {**self.base, 700: (300, "old", 500, 0, 3000)})
+        self.step(acc, {**self.base, 700: (300, "old", 500, 0, 3000, False)})
         # pid 700 again, another process (its starttime): no baseline, 0
-        nxt = {**self.base, 1: (0, "init", 1040, 5000, 1), 9: (2, "ksoftirqd/0", 27, 0, 2),
-               700: (300, "new", 9, 0, 3500)}
+        nxt = {**self.base, 1: (0, "init", 1040, 5000, 1, False), 9: (2, "ksoftirqd/0", 27, 0, 2, True),
+               700: (300, "new", 9, 0, 3500, False)}
         x = self.step(acc, nxt)
         self.assertEqual((x["init"], x["ksoftirqd"]), (40, 20))
         self.assertEqual(x["busiest"], {"init[1]": 40})
         # ... unless it started during the interval: then all its ticks are new
-        x = acc.interval({**nxt, 701: (300, "new2", 9, 0, 20_000)}, 10_000)
+        x = acc.interval({**nxt, 701: (300, "new2", 9, 0, 20_000, False)}, 10_000)
         self.assertEqual(x["busiest"], {"new2[701]": 9})
+
+
+    def test_only_kernel_threads_are_ksoftirqd(self):
+        # a process that named itself ksoftirqd/9 (/proc/self/comm) is outside
+        acc = self.d.Accounting(100)
+        self.step(acc, {**self.base, 800: (300, "ksoftirqd/9", 10, 0, 3000, False)})
+        x = self.step(acc, {**self.base, 9: (2, "ksoftirqd/0", 17, 0, 2, True),
+                            800: (300, "ksoftirqd/9", 90, 0, 3000, False)})
+        self.assertEqual((x["ksoftirqd"], x["outside"]), (10, 80))
+        self.assertEqual(x["busiest"], {"ksoftirqd/9[800]": 80})
+
+    def test_the_controller_apart(self):
+        # the controller (run_one.sh's parent, 50): its own ticks and the
+        # children it reaped unseen are its own; a child seen alive (a burner
+        # it started) is outside; its pid reused by another process is outside
+        base = {**self.base, 50: (1, "bench.sh", 100, 0, 450, False),
+                100: (50, "run_one.sh", 50, 10, 500, False)}
+        acc = self.d.Accounting(100, 50)
+        self.step(acc, {**base, 700: (50, "sh", 0, 0, 3000, False)})
+        x = self.step(acc, {**base, 50: (1, "bench.sh", 130, 20, 450, False),
+                            700: (50, "sh", 60, 0, 3000, False)})
+        self.assertEqual((x["controller"], x["outside"]), (50, 60))
+        self.assertEqual(x["busiest"], {"sh[700]": 60})
+        x = self.step(acc, {**base, 50: (1, "bench.sh", 9, 0, 20_000, False)})
+        self.assertEqual((x["controller"], x["outside"]), (0, 9))
 
 
 class DisturbSamplerTest(unittest.TestCase):
@@ -426,6 +466,39 @@ class DisturbSamplerRootTest(unittest.TestCase):
             finally:
                 burner.kill()
                 burner.wait()
+
+    def sample(self, root, out, *more):
+        s = subprocess.Popen([sys.executable, DISTURB, "sample", "--root", str(root),
+                              "--out", out, "--interval", "0.5", *more])
+        time.sleep(1.6)
+        s.send_signal(signal.SIGTERM)
+        self.assertEqual(s.wait(timeout=10), 0)
+        return jsonl(out)
+
+    def test_a_burner_named_ksoftirqd_is_outside_and_the_controller_apart(self):
+        """A process calling itself ksoftirqd/9 is no kernel thread: outside,
+        named. The same burner as the controller: apart, not outside."""
+        self.assertTrue(any(p[5] and p[1].startswith("ksoftirqd/")
+                            for p in load_disturb().read_procs().values()))
+        with tempfile.TemporaryDirectory() as d:
+            burner = subprocess.Popen([sys.executable, "-c",
+                                       "import time\nopen('/proc/self/comm', 'w').write('ksoftirqd/9')\n"
+                                       "end = time.time() + 30\nwhile time.time() < end: pass"])
+            idle = subprocess.Popen(["sleep", "30"])
+            try:
+                time.sleep(0.2)
+                procs = load_disturb().read_procs()
+                self.assertEqual(procs[burner.pid][1::4], ("ksoftirqd/9", False))
+                lines = self.sample(idle.pid, os.path.join(d, "a.jsonl"))
+                names = [n for x in lines for n, _ in x["top"]]
+                self.assertIn(f"ksoftirqd/9[{burner.pid}]", names)
+                lines = self.sample(idle.pid, os.path.join(d, "b.jsonl"), "--controller", str(burner.pid))
+                self.assertNotIn(f"ksoftirqd/9[{burner.pid}]", [n for x in lines for n, _ in x["top"]])
+                self.assertGreater(sum(x["controller"] for x in lines), 0)
+            finally:
+                for p in (burner, idle):
+                    p.kill()
+                    p.wait()
 
 
 if __name__ == "__main__":

@@ -25,7 +25,10 @@
 # `pushed` counter once the client has stopped: never under the client's
 # push_received, which a note would say). Status: `broadcast-timeout` when
 # the broadcast had not reached every connection after PUSH_WAIT seconds (the
-# run's other figures stand; the broadcast figure is empty).
+# run's other figures stand; the broadcast figure is empty); `server-died`,
+# no signal sent, when a worker died before it (run_one.sh's health check), or
+# a worker pid of the counters file is no longer a live process of the server
+# (a pid freed by a dead worker may name an unrelated process by then).
 
 scenario_knobs() { echo PUSH_BYTES PUSH_EVERY PUSH_BURST PUSH_BROADCAST PUSH_WAIT; }
 # paced pushing needs --push-every; a broadcast alone only --push and SIGUSR1
@@ -121,12 +124,25 @@ scenario_after_client() {
 }
 
 push_broadcast() {
-    local wait=${PUSH_WAIT:-300} log=$out/client.log p0 t_sig line last n k t_srv left spids=()
+    local wait=${PUSH_WAIT:-300} log=$out/client.log p0 t_sig line last n k t_srv left spids=() p tree stray=()
+    if [ "${h_dead:-0}" -gt 0 ] || [ "${h_parent_gone:-0}" -gt 0 ]; then
+        scenario_fail "server died before the broadcast: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no broadcast" server-died
+        return
+    fi
     kill -USR1 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return; }
     push_wait_line "$log" '^c1m-client: SIGUSR1: push window open from [0-9]+ us' 10 \
         || { scenario_fail "the client did not open its push window within 10 s"; return; }
     mapfile -t spids < <(push_worker_pids)
     [ ${#spids[@]} -gt 0 ] || { scenario_fail "no server worker pid in the counters file"; return; }
+    # SIGUSR1 ends a process that does not handle it: only to the server's own
+    tree=" $(proc_tree "$spid") "
+    for p in "${spids[@]}"; do
+        [[ $tree == *" $p "* ]] && [ "$(pids_gone "$p")" = 0 ] || stray+=("$p")
+    done
+    if [ ${#stray[@]} -gt 0 ]; then
+        scenario_fail "server died before the broadcast: worker pid(s) ${stray[*]} of the counters file no longer a live process of the server; no broadcast" server-died
+        return
+    fi
     p0=$(stat_get "$stats" pushed)
     t_sig=${EPOCHREALTIME/./}
     R[broadcast_sent_us]=$t_sig

@@ -61,18 +61,6 @@ scenario_client_args() {
         && echo --backoff-base "${STORM_BACKOFF_BASE_MS:-100}" --backoff-cap "${STORM_BACKOFF_CAP_MS:-10000}"
 }
 
-# storm_tree PID: PID and every process descended from it (workers and any
-# helper they started), by their parent pids, once each. Only descendants: a
-# pid from the counters file whose process died may name an unrelated one.
-storm_tree() {
-    ps -e -o pid=,ppid= | awk -v root="$1" '
-        { parent[$1] = $2 }
-        END { if (!(root in parent)) exit
-              keep[root] = 1
-              do { more = 0; for (p in parent) if (!(p in keep) && (parent[p] in keep)) { keep[p] = 1; more = 1 } } while (more)
-              for (p in keep) print p }' | awk '$1 ~ /^[1-9][0-9]*$/' | sort -un | tr '\n' ' '
-}
-
 # storm_hwm_kib PIDS...: the sum of their VmHWM, each process's peak resident
 # set over its life (the restarted processes are fresh: their peak since the
 # restart, however briefly it lasted). Empty when none could be read.
@@ -113,7 +101,7 @@ scenario_run() {
     # the namespace's TCP drop counters (lib/probe.sh): deltas over the storm
     while IFS='=' read -r k v; do [ -n "$k" ] && nst0[$k]=$v; done < <(netns_tcp_counters "$ns")
     read -r mb0 mt0 <<<"$(machine_cpu)"
-    old=$(storm_tree "$spid")
+    old=$(proc_tree "$spid")
     n_old=$(wc -w <<<"$old")
     if [ "$variant" = backoff ]; then
         R[storm_backoff_base_ms]=${STORM_BACKOFF_BASE_MS:-100}
