@@ -117,6 +117,12 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: the hosts file's checks (tests/py/test_hosts.py)" {
+    run py -m unittest tests.py.test_hosts
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "c1m extension smoke test (tests/py/pyext_smoke.py)" {
     run py tests/py/pyext_smoke.py
     assert_success

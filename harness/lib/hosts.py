@@ -10,8 +10,9 @@ One host per line, `#` starts a comment:
 ROLE is `server` (exactly one) or `client` (one or more); ADDRESS a name, an
 IPv4 address or a bracketed IPv6 one ([2001:db8::1]:22). Keys:
     addr=IP        server: the address the clients connect to (default ADDRESS, which
-                   must then be an IP address)
-    src=A[-B]      client: IPv4 source addresses to bind (c1m-client --src)
+                   must then be an IP address; not unspecified, multicast or broadcast)
+    src=A[-B]      client: IPv4 source addresses to bind (c1m-client --src: at most
+                   65536, none in 0.0.0.0/8, multicast or 255.255.255.255)
     capacity=W     client: its share of the connections, relative (default 1)
     cpus=LIST      the CPUs the host's processes run on (taskset -c LIST)
     dir=PATH       where the build is staged, under PATH/<commit> (default ~/.cache/c1m-stage,
@@ -44,14 +45,36 @@ def _ipv4(s, what):
         raise HostsError("%s: not an IPv4 address: %r" % (what, s)) from None
 
 
+# Addresses no connection can come from or go to: "this network" (0/8, the
+# unspecified 0.0.0.0 among them), multicast and the limited broadcast.
+NO_HOST4 = [ipaddress.ip_network(n) for n in ("0.0.0.0/8", "224.0.0.0/4", "255.255.255.255/32")]
+SRC_MAX = 65536     # c1m-client --src's bound (client/options.c parse_src)
+
+
 def parse_src(v):
-    """'A' or 'A-B' (IPv4, A <= B) -> (first, count)."""
+    """'A' or 'A-B' (IPv4, A <= B, at most SRC_MAX addresses, none of
+    NO_HOST4) -> (first, count)."""
     a, dash, b = v.partition("-")
     lo = _ipv4(a, "src")
     hi = _ipv4(b, "src") if dash else lo
     if int(hi) < int(lo):
         raise HostsError("src: %s is after %s" % (lo, hi))
+    if int(hi) - int(lo) + 1 > SRC_MAX:
+        raise HostsError("src: %s-%s is %d addresses; c1m-client binds at most %d"
+                         % (lo, hi, int(hi) - int(lo) + 1, SRC_MAX))
+    for n in NO_HOST4:
+        if int(lo) <= int(n.broadcast_address) and int(n.network_address) <= int(hi):
+            raise HostsError("src: %s includes %s, which no connection can come from" % (v, n))
     return str(lo), int(hi) - int(lo) + 1
+
+
+def parse_addr(v):
+    """addr=IP: an address a client can connect to (not unspecified,
+    multicast or broadcast)."""
+    ip = ipaddress.ip_address(v)
+    if ip.is_unspecified or ip.is_multicast or (ip.version == 4 and any(ip in n for n in NO_HOST4)):
+        raise HostsError("addr: %s is not an address a client can connect to" % ip)
+    return str(ip)
 
 
 def _is_ip(s):
@@ -86,7 +109,10 @@ def parse_line(text, lineno):
          "name": address if port == 22 else "%s_%d" % (address, port),
          "cpus": None, "dir": DEFAULT_DIR}
     if role == "server":
-        h["addr"] = address if _is_ip(address) else None
+        try:   # the SSH address, when an IP, is the one the clients connect to
+            h["addr"] = parse_addr(address) if _is_ip(address) else None
+        except HostsError as e:
+            raise HostsError("line %d: %r: %s (give addr=IP)" % (lineno, target, e)) from None
     else:
         h["src_first"], h["src_count"], h["capacity"] = None, 0, 1.0
     seen = set()
@@ -102,7 +128,7 @@ def parse_line(text, lineno):
         seen.add(k)
         try:
             if k == "addr":
-                h["addr"] = str(ipaddress.ip_address(v))
+                h["addr"] = parse_addr(v)
             elif k == "src":
                 h["src_first"], h["src_count"] = parse_src(v)
             elif k == "capacity":

@@ -1,0 +1,43 @@
+"""harness/lib/hosts.py: a value the programs would refuse on their host is
+refused here, naming the line, before anything starts (issue 32)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
+import hosts  # noqa: E402
+
+CLIENT = "client root@198.51.100.11"
+
+
+class TestRefused(unittest.TestCase):
+    def refused(self, text, *want):
+        with self.assertRaises(hosts.HostsError) as cm:
+            hosts.parse(text)
+        for w in want:
+            self.assertIn(w, str(cm.exception))
+
+    def test_server_addr(self):
+        for a in ("0.0.0.0", "255.255.255.255", "224.0.0.1", "0.1.2.3", "::", "ff02::1"):
+            self.refused("server root@198.51.100.10 addr=%s\n%s\n" % (a, CLIENT), "line 1: addr: ")
+        # the SSH address itself, when it is the address the clients connect to
+        self.refused("server root@0.0.0.0\n%s\n" % CLIENT, "line 1:", "addr=IP")
+
+    def test_client_src(self):
+        srv = "server root@198.51.100.10\n"
+        for s in ("0.0.0.0-255.255.255.255", "0.0.0.0", "255.255.255.255", "10.0.0.0-10.1.0.0",
+                  "223.255.255.255-224.0.0.0", "239.1.1.1"):
+            self.refused(srv + "%s src=%s\n" % (CLIENT, s), "line 2: src: ")
+
+    def test_accepted(self):
+        cfg = hosts.parse("server root@198.51.100.10 addr=2001:db8::1\n%s\n" % CLIENT)
+        self.assertEqual(cfg["server"]["addr"], "2001:db8::1")
+        cfg = hosts.parse("server root@198.51.100.10\n%s src=10.0.0.0-10.0.255.255\n" % CLIENT)
+        self.assertEqual((cfg["clients"][0]["src_first"], cfg["clients"][0]["src_count"]),
+                         ("10.0.0.0", 65536))
+        cfg = hosts.parse("server root@198.51.100.10\n%s src=223.255.0.0-223.255.255.255\n" % CLIENT)
+        self.assertEqual(cfg["clients"][0]["src_count"], 65536)
+
+
+if __name__ == "__main__":
+    unittest.main()
