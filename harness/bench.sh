@@ -234,18 +234,27 @@ read_placement() {
         || bad "${HOSTS_JSON:-HOSTS: refused}"
 }
 
-# prepare_hosts: with HOSTS, every host connected, checked and staged (exit 2
-# naming the host that cannot be used: no run has started), the kernel
-# settings applied with APPLY_SYSCTL=1 and put back at exit.
+# With HOSTS, what root runs or restores on the hosts lives in this suite's
+# state directory (HOSTS_STATE, lib/remote.py "state"): root's alone, never in
+# OUT (whoever can write OUT would choose it). Named by this script's pid and
+# start time: the next bench.sh knows a killed one's (remote_orphans).
+HOSTS_STATE=""
+hosts_state_init() {
+    [ -n "$HOSTS_JSON" ] || return 0
+    HOSTS_STATE=$C1M_STATE_ROOT/remote-$$-$(proc_start $$)
+    (umask 077 && mkdir -p "$C1M_STATE_ROOT" && mkdir "$HOSTS_STATE" \
+        && printf '%s\n' "$HOSTS_JSON" > "$HOSTS_STATE/hosts.json") || die "cannot create $HOSTS_STATE"
+}
+
+# prepare_hosts: with HOSTS, every host connected, checked and staged in a
+# private directory (exit 2 naming the host that cannot be used: no run has
+# started), the kernel settings applied with APPLY_SYSCTL=1; undone at exit.
 prepare_hosts() {
     local err apply=()
-    [ -n "$HOSTS_JSON" ] || return 0
+    [ -n "$HOSTS_STATE" ] || return 0
     [ "$APPLY_SYSCTL" = 1 ] && apply=(--apply-sysctl)
-    # what a kill -9 of this script would leave on the hosts: found by the next bench.sh
-    [ "$APPLY_SYSCTL" = 1 ] && { (umask 077 && mkdir -p "$C1M_STATE_ROOT") && \
-        printf '%s\n%s\n' "$OUT" "$(proc_start $$)" > "$C1M_STATE_ROOT/remote-sysctl-$$"; }
-    say "hosts: connecting, checking and staging the build ($(grep -c '"role"' "$OUT/hosts.json") hosts)"
-    err=$("$PYTHON" "$C1M_ROOT/harness/lib/remote.py" prepare "$OUT/hosts.json" "$OUT" \
+    say "hosts: connecting, checking and staging the build ($(grep -c '"role"' "$HOSTS_STATE/hosts.json") hosts)"
+    err=$("$PYTHON" "$C1M_ROOT/harness/lib/remote.py" prepare "$HOSTS_STATE" "$OUT" \
               --contenders "$(IFS=,; echo "${CONT[*]}")" "${apply[@]}" 2>&1)
     case $? in
         0) [ -n "$err" ] && say "$err" ;;
@@ -253,36 +262,34 @@ prepare_hosts() {
         *) die "remote.py prepare failed: $err" ;;
     esac
 }
+# hosts_undo STATE: lib/remote.py cleanup: the hosts' settings put back (each
+# only if it still holds what c1m set), their private directories removed,
+# each said; 1 (STATE kept) when something could not be undone.
+hosts_undo() {
+    local out rc line
+    out=$("$PYTHON" "$C1M_ROOT/harness/lib/remote.py" cleanup "$1" 2>&1); rc=$?
+    while IFS= read -r line; do [ -n "$line" ] && say "hosts: $line"; done <<<"$out"
+    return $rc
+}
 # hosts_cleanup: with HOSTS, after the run in progress has stopped (registered
-# before stop_current: the stack runs in reverse), the hosts' settings put back
-# and the SSH connections closed.
+# before stop_current: the stack runs in reverse).
 hosts_cleanup() {
-    [ -n "$HOSTS_JSON" ] && [ -f "$OUT/hosts.json" ] || return 0
-    if [ "$APPLY_SYSCTL" = 1 ]; then
-        if "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$OUT"; then
-            rm -f "$C1M_STATE_ROOT/remote-sysctl-$$"
-        else
-            say "error: the hosts' kernel settings could not all be put back (see above; $OUT/sysctl-restore.json)"
-        fi
-    fi
-    "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" close "$OUT/hosts.json"
+    [ -n "$HOSTS_STATE" ] && [ -d "$HOSTS_STATE" ] || return 0
+    hosts_undo "$HOSTS_STATE" \
+        || say "error: not everything on the hosts could be undone (above); the next bench.sh tries again ($HOSTS_STATE)"
 }
 
-# remote_orphans: the hosts' kernel settings a bench.sh killed before its
-# cleanup left applied (APPLY_SYSCTL=1), put back now, and said.
+# remote_orphans: what a bench.sh killed before its cleanup left on its hosts
+# (settings, private directories), undone now and said; what cannot be (a host
+# unreachable) is said and kept for the next one.
 remote_orphans() {
-    local f pid out start
-    for f in "$C1M_STATE_ROOT"/remote-sysctl-*; do
-        [ -f "$f" ] || continue
-        pid=${f##*-}
-        { read -r out; read -r start; } < "$f"
-        pid_is "$pid" "$start" && continue         # that bench.sh still runs
-        if [ -f "$out/sysctl-restore.json" ] && ! "$PYTHON" "$C1M_ROOT/harness/lib/remote.py" restore "$out"; then
-            say "warning: a killed bench.sh (pid $pid) left kernel settings on its hosts that could not all be put back ($out/sysctl-restore.json)"
-            continue
-        fi
-        say "put back the kernel settings a killed bench.sh (pid $pid) had applied on its hosts ($out)"
-        rm -f "$f"
+    local d pid start
+    for d in "$C1M_STATE_ROOT"/remote-*; do
+        [ -d "$d" ] && [[ ${d##*/} =~ ^remote-([0-9]+)-([0-9]+)$ ]] || continue
+        pid=${BASH_REMATCH[1]} start=${BASH_REMATCH[2]}
+        pid_is "$pid" "$start" && continue     # that bench.sh still runs
+        say "hosts: undoing what a killed bench.sh (pid $pid) left on its hosts"
+        hosts_undo "$d" || say "warning: not everything could be undone (above): kept for the next bench.sh ($d)"
     done
 }
 
@@ -539,8 +546,7 @@ run_case() {
     [ -n "$var" ] && args+=(--variant "$var")
     local runner=("$C1M_ROOT/harness/run_one.sh")
     if [ -n "$HOSTS_JSON" ]; then
-        runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --hosts "$OUT/hosts.json"
-                --meta "$OUT/hosts-meta.json" --ports "$PORTS")
+        runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
     else
         args+=(--port "$PORTS" --tcp-mem "$TCP_MEM")
         [ -n "${CPUS_SERVER:-}" ] && args+=(--server-cpus "$CPUS_SERVER")
@@ -681,7 +687,7 @@ main() {
         [ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make build' first (or 'make bench', which builds)"
     done
     setup_out
-    [ -n "$HOSTS_JSON" ] && printf '%s\n' "$HOSTS_JSON" > "$OUT/hosts.json"
+    hosts_state_init
     on_exit hosts_cleanup       # last: after the run in progress has stopped
     on_exit finish_partial
     on_exit stop_current

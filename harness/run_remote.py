@@ -4,7 +4,8 @@ file's server host, the C client on its client hosts (HOSTS=path; bench.sh
 runs this instead of run_one.sh; harness/README.md "Remote hosts").
 
 The hosts were prepared by harness/lib/remote.py (connected, checked, the
-build staged: --meta names its hosts-meta.json). One run:
+build staged in a private directory on each host: --state names the suite's
+state directory, lib/remote.py state_dir; nothing is read from OUT). One run:
   1. the server starts on the server host (the registry's command, as locally,
      from the staged build); its counters are streamed back
      (`c1m-stat --csv --watch 100` over the SSH connection) into ramp.csv;
@@ -18,6 +19,8 @@ build staged: --meta names its hosts-meta.json). One run:
      open_at_end summed;
   5. the clients stop, their summaries come back and merge into client.json
      (lib/clientmerge.py: histograms bucket by bucket) and hosts.csv.
+Every file the run writes on a host (counters file, logs, client summaries)
+is in that host's private directory, checked again before the run starts.
 Every remote process runs under lib/remote.py's wrapper and dies with its SSH
 session: a stop signal here (INT, TERM, HUP), an error, or this script's
 death ends them; a host lost mid-run makes the run `host-lost`, naming it.
@@ -69,8 +72,7 @@ def parse_args(argv):
     p.add_argument("--contender", required=True)
     p.add_argument("--conns", required=True)
     p.add_argument("--out", required=True)
-    p.add_argument("--hosts", required=True, help="hosts.py check's JSON")
-    p.add_argument("--meta", required=True, help="remote.py prepare's hosts-meta.json")
+    p.add_argument("--state", required=True, help="the suite's state directory (remote.py prepare)")
     p.add_argument("--ports", default="9000")
     p.add_argument("--hold", type=int, default=10)
     p.add_argument("--heartbeat", type=float, default=5)
@@ -120,14 +122,12 @@ def contender_cmd(name, bindir, python, args):
 class Run:
     def __init__(self, a):
         self.a = a
-        with open(a.hosts) as f:
-            self.cfg = json.load(f)
-        with open(a.meta) as f:
-            self.meta = json.load(f)
+        _, self.cfg, self.meta = remote.load_state(a.state)
         self.srv = self.cfg["server"]
         self.dir = {h["name"]: self.meta["hosts"][h["name"]]["dir"] for h in remote.all_hosts(self.cfg)}
-        self.tag = "c1m-remote-%d-%d" % (os.getpid(), int(time.time()))
-        self.stats = "/dev/shm/%s.stats" % self.tag
+        # this run's files, in each host's private directory
+        self.tag = "run-%d-%d" % (os.getpid(), int(time.time()))
+        self.stats = self.file(self.srv, "stats")
         self.procs = []          # every remote process of the run, for the cleanup
         self.watcher = None      # the counters stream (a local ssh)
         self.lost = set()        # hosts found lost: no more commands to them
@@ -138,6 +138,10 @@ class Run:
                   "min_available_mib": a.min_available, "gate": "remote", "remote": 1,
                   "ports": a.ports, "hosts": " ".join(h["name"] for h in remote.all_hosts(self.cfg))}
         self.client_files = []
+
+    def file(self, host, what):
+        """The path of this run's file WHAT on host."""
+        return "%s/%s.%s" % (self.dir[host["name"]], self.tag, what)
 
     # -- helpers over SSH
     def sh(self, host, script, what, timeout=60):
@@ -168,6 +172,8 @@ class Run:
     def run(self):
         a, R = self.a, self.R
         os.makedirs(a.out, exist_ok=True)
+        for h in remote.all_hosts(self.cfg):    # still root's alone: nothing runs from it otherwise
+            remote.check_private(h, self.dir[h["name"]])
         sd = self.dir[self.srv["name"]]
         # every address of the server host's family (an IPv6 addr= listens on ::)
         listen = "::" if ":" in self.srv["addr"] else "0.0.0.0"
@@ -183,7 +189,7 @@ class Run:
         with open(os.path.join(a.out, "sysctl.txt"), "w") as f:
             for k, v in remote.read_sysctls(self.srv, [k for k, _ in remote.profile_keys()]).items():
                 f.write("%s=%s\n" % (k, v) if v is not None else "%s\n" % k)
-        server = remote.Proc(self.srv, sd, cmd, "/tmp/%s-server.log" % self.tag,
+        server = remote.Proc(self.srv, sd, cmd, self.file(self.srv, "server.log"),
                              env={"PYTHONPATH": "%s:%s/pyext" % (sd, sd)}, cpus=self.srv.get("cpus"))
         self.procs.append(server)
         if not server.expect("pid", 30):
@@ -232,7 +238,7 @@ class Run:
             if n == 0:
                 continue
             d = self.dir[h["name"]]
-            cj = "/tmp/%s-%s.json" % (self.tag, h["name"])
+            cj = self.file(h, "client.json")
             c = [d + "/bin/c1m-client", "--connections", str(n), "--host", self.srv["addr"],
                  "--port", a.ports, "--hold", "inf", "--heartbeat", "%g" % a.heartbeat,
                  "--min-available", str(a.min_available), "--json", cj, "--quiet"]
@@ -248,7 +254,7 @@ class Run:
                 c += ["--worker-conns", str(cap)]
             if a.rate:
                 c += ["--rate", str(max(1, round(a.rate * n / a.n)))]
-            p = remote.Proc(h, d, c, "/tmp/%s-%s.log" % (self.tag, h["name"]), barrier=True,
+            p = remote.Proc(h, d, c, self.file(h, "client.log"), barrier=True,
                             cpus=h.get("cpus"))
             self.procs.append(p)
             clients.append((h, n, p, cj))
@@ -363,7 +369,7 @@ class Run:
         named = []
         for h, share, p, cj in clients:
             local = os.path.join(a.out, "client-%s.json" % h["name"])
-            rc, out = self.sh(h, "cat %s && rm -f %s" % (cj, cj), "fetching its summary")
+            rc, out = self.sh(h, "cat %s && rm -f %s" % (shlex.quote(cj), shlex.quote(cj)), "fetching its summary")
             self.fetch_log(p, "client-%s.log" % h["name"])
             if rc == 0 and out.strip():
                 with open(local, "w") as f:
@@ -387,7 +393,7 @@ class Run:
         R["server_exit"] = server.finish(120)
         R["server_stop_s"] = round(time.time() - ts, 3)
         self.fetch_log(server, "server.log")
-        self.sh(self.srv, "rm -f %s" % self.stats, "removing the counters file")
+        self.sh(self.srv, "rm -f %s" % shlex.quote(self.stats), "removing the counters file")
         if reached:
             R["health"] = "target=%d server=%s sockets=%s (established on the server host) client=%s " \
                           "workers_dead=%s" % (a.n, h_server or "?", h_sock or "?", h_client or "?", dead or "?")
@@ -429,7 +435,8 @@ class Run:
                 p.ping()
 
     def fetch_log(self, p, name):
-        rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (p.log, p.log), timeout=30)
+        q = shlex.quote(p.log)
+        rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (q, q), timeout=30)
         if rc == 0:
             with open(os.path.join(self.a.out, name), "w") as f:
                 f.write(out)
@@ -474,10 +481,11 @@ class Run:
                 p.close()
         for h in remote.all_hosts(self.cfg):
             if h["name"] not in self.lost:
-                rc, _, err = remote.run(h, "rm -f /dev/shm/%s.stats /tmp/%s-*" % (self.tag, self.tag), timeout=15)
+                files = shlex.quote(self.file(h, "")) + "*"
+                rc, _, err = remote.run(h, "rm -f %s" % files, timeout=15)
                 if rc != 0:
-                    log("%s: could not remove this run's files (/dev/shm/%s.stats, /tmp/%s-*): %s"
-                        % (h["name"], self.tag, self.tag, (err.strip().splitlines() or ["exit %d" % rc])[-1]))
+                    log("%s: could not remove this run's files (%s*; the suite's end removes them): %s"
+                        % (h["name"], self.file(h, ""), (err.strip().splitlines() or ["exit %d" % rc])[-1]))
 
     def write_result(self):
         kv = ["%s=%s" % (k, str(v).replace("\n", " ")) for k, v in self.R.items() if v is not None]

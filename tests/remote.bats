@@ -8,7 +8,12 @@
 # applied to the hosts and put back (merged client summary, per-host table,
 # the three end-of-hold counts); SIGINT mid-run and a client host lost mid-run
 # (its sshd and sessions killed) leaving no process, counters file or setting
-# behind; lib/clientmerge.py against the real client summaries.
+# behind; lib/clientmerge.py against the real client summaries. Root on the
+# hosts writes and runs only in a private directory it made (a directory
+# planted under dir= by another user is never written through, nothing read
+# back from OUT is run or restored, no file of a run in the hosts' /tmp); a
+# kill -9 of bench.sh is undone by the next one from its own state (OUT gone),
+# a setting changed since left alone and an unreachable host said, not claimed.
 
 load helpers
 load_bats_libs
@@ -22,6 +27,8 @@ export C1M_REMOTE_KEEPALIVE=6
 setup_file() {
     [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ] && command -v ip >/dev/null || return 0
     export SIM_ROOT=$BATS_FILE_TMPDIR/sim
+    # the suites' state (lib/remote.py): this file's alone
+    export C1M_STATE_ROOT=$BATS_FILE_TMPDIR/state
     sim_up "$SIM_ROOT" > "$BATS_FILE_TMPDIR/sim.log" 2>&1 || { echo "sim_up failed" >> "$BATS_FILE_TMPDIR/sim.log"; return 0; }
     echo up > "$BATS_FILE_TMPDIR/sim.ok"
 }
@@ -35,6 +42,8 @@ setup() {
 }
 teardown() {
     stop_pid "$BENCH_PID"
+    # a test's sticky dir= in /tmp (its planted directory is nobody's)
+    if [ -f "$BATS_TEST_TMPDIR/sticky" ]; then rm -rf "$(cat "$BATS_TEST_TMPDIR/sticky")"; fi
     # the hosts as the next test needs them, whatever this one did to them
     if [ -f "$BATS_FILE_TMPDIR/sim.ok" ]; then
         [ -n "$(sim_sshd cl2)" ] || sim_start_sshd cl2 || true
@@ -79,6 +88,12 @@ nothing_left() {
     [ -z "$left" ] || { echo "left on the hosts: $left" >&2; return 1; }
     ! compgen -G "/dev/shm/c1m-remote-*" >/dev/null || { echo "counters files: $(ls /dev/shm/c1m-remote-*)" >&2; return 1; }
     ! compgen -G "/tmp/c1m-remote-*" >/dev/null || { echo "temp files: $(ls /tmp/c1m-remote-*)" >&2; return 1; }
+}
+
+# no_private_dirs DIR...: no private directory of a suite left under the hosts' dir=
+no_private_dirs() {
+    local d
+    for d; do ! compgen -G "$d/c1m.*" >/dev/null || { echo "left: $(ls -d "$d"/c1m.*)" >&2; return 1; }; done
 }
 
 somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
@@ -138,7 +153,7 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     out=$BATS_TEST_TMPDIR/nostage
     run bench "$out" CONTENDERS=c
     [ "$status" = 2 ] || fail "status $status: $output"
-    assert_output --partial "server root@${SIM_ADDR[srv]} (line 1): staging into /proc/c1m-no/"
+    assert_output --partial "server root@${SIM_ADDR[srv]} (line 1): staging into /proc/c1m-no"
     # a staging directory others can write: they could swap the programs root runs
     local ww=$BATS_TEST_TMPDIR/world-writable
     mkdir -p "$ww" && chmod 0777 "$ww"
@@ -147,6 +162,7 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     run bench "$out" CONTENDERS=c
     [ "$status" = 2 ] || fail "status $status: $output"
     assert_output --partial "$ww is writable by others"
+    no_private_dirs "$ww"
     # a Python contender on a server host without that interpreter
     hosts_file
     out=$BATS_TEST_TMPDIR/nopython
@@ -219,11 +235,12 @@ hm = meta["remote_hosts"]
 assert sorted(hm["hosts"]) == ["198.51.100.10", "198.51.100.11", "198.51.100.12"], hm["hosts"]
 assert hm["applied"] is True
 for name, f in hm["hosts"].items():
-    assert f["kernel"] and f["cpus"] >= 1 and f["dir"].endswith(hm["commit"]), (name, f)
+    assert f["kernel"] and f["cpus"] >= 1 and os.path.basename(f["dir"]).startswith("c1m."), (name, f)
 print("ok")
 PY
     assert_output "ok"
     nothing_left
+    no_private_dirs "$SIM_ROOT"/stage-*
 }
 
 # bench_bg OUT VAR=value...: bench in the background (BENCH_PID), its output in OUT.log
@@ -292,4 +309,104 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     assert_line --index 1 --partial "client root@${SIM_ADDR[cl2]} (line 4) lost"
     # nothing reaches cl2: its wrapper hears no keep-alive and ends the client
     wait_for 30 nothing_left || nothing_left
+}
+
+@test "remote: root writes and runs only in a private directory it made: a directory planted under dir= is never written through, OUT's copies never read back, no run file in /tmp" {
+    need_sim
+    local out=$BATS_TEST_TMPDIR/priv victim=$BATS_TEST_TMPDIR/victim evil=$BATS_TEST_TMPDIR/evil sticky key b n
+    # dir= a sticky directory as /tmp (the hosts share this machine's files)
+    sticky=$(mktemp -d /tmp/c1m-sticky.XXXXXX) && chmod 1777 "$sticky"
+    echo "$sticky" > "$BATS_TEST_TMPDIR/sticky"
+    mkdir -p "$victim/bin" "$victim/py" "$evil/bin"
+    # user nobody's directory at the name staging used (dir/<commit>), with
+    # links to root's directories where the build's bin/ and py_server/ go
+    key=$(git -C "$C1M_ROOT" rev-parse HEAD 2>/dev/null | cut -c1-12)
+    key=${key:-nogit}
+    [ -n "$(git -C "$C1M_ROOT" status --porcelain --untracked-files=no 2>/dev/null)" ] && key+=-dirty
+    setpriv --reuid=65534 --regid=65534 --clear-groups sh -c \
+        'mkdir "$1/$2" && ln -s "$3/bin" "$1/$2/bin" && ln -s "$3/py" "$1/$2/py_server"' _ "$sticky" "$key" "$victim"
+    # programs a tampered OUT/hosts-meta.json would point at
+    for b in c1m-server c1m-client c1m-stat; do printf '#!/bin/sh\ntouch %s/ran\n' "$evil" > "$evil/bin/$b"; chmod +x "$evil/bin/$b"; done
+    printf 'server root@%s dir=%s\nclient root@%s src=%s dir=%s\nclient root@%s src=%s dir=%s\n' \
+        "${SIM_ADDR[srv]}" "$sticky" "${SIM_ADDR[cl1]}" "${SIM_ADDR[cl1]}" "$sticky" \
+        "${SIM_ADDR[cl2]}" "${SIM_ADDR[cl2]}" "$sticky" > "$HOSTS_FILE"
+    before=$(somaxconn_of srv)
+    bench_bg "$out" CONTENDERS=c TIERS=2k HOLD=4 REPEAT=2 APPLY_SYSCTL=1
+    wait_for 60 holding "$out" || true
+    [ -z "$(find "$victim" -mindepth 2)" ] || fail "written through the planted links: $(ls -R "$victim")"
+    holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
+    # the run's files in the private directories, none in /tmp or /dev/shm
+    ! compgen -G "/tmp/c1m-remote-*" >/dev/null && ! compgen -G "/dev/shm/c1m-remote-*" >/dev/null \
+        || fail "run files outside the private directories: $(ls /tmp/c1m-remote-* /dev/shm/c1m-remote-* 2>&1)"
+    n=0
+    for b in "$sticky"/c1m.*; do
+        [ "$(stat -c '%U %a %F' "$b")" = "root 700 directory" ] || fail "$b: $(stat -c '%U %a %F' "$b")"
+        n=$((n + 1))
+    done
+    [ "$n" = 3 ] || fail "$n private directories: $(ls -la "$sticky")"
+    compgen -G "$sticky/c1m.*/run-*.stats" >/dev/null || fail "no counters file in a private directory: $(ls -R "$sticky")"
+    # OUT's copies pointed elsewhere: never read back
+    "$PYTHON" - "$out" "$evil" "${SIM_ADDR[srv]}" <<'PY'
+import json, os, sys
+out, evil, srv = sys.argv[1:]
+p = os.path.join(out, "hosts-meta.json")
+m = json.load(open(p)) if os.path.exists(p) else {"hosts": {}}
+for f in m["hosts"].values():
+    f["dir"] = evil
+json.dump(m, open(p, "w"))
+host = {"role": "server", "target": "root@" + srv, "line": 1, "user": "root", "address": srv, "ssh_port": 22, "name": srv}
+json.dump({srv: {"host": host, "values": {"net.core.somaxconn": "4321"}}}, open(os.path.join(out, "sysctl-restore.json"), "w"))
+PY
+    rc=0; wait "$BENCH_PID" || rc=$?
+    BENCH_PID=
+    [ "$rc" = 0 ] || fail "exit $rc: $(tail -c 2000 "$out.log")"
+    # both runs whole (the server's program the staged one; status ok, or suspect
+    # when the shared kernel's slab moved under a 2k run)
+    run "$PYTHON" -c 'import csv, sys; rows = list(csv.DictReader(open(sys.argv[1])))
+print(len(rows), *sorted({r["health"].split(" workers")[0] for r in rows}))
+print(*sorted({r["server_cmd"].split()[0].startswith(sys.argv[2] + "/c1m.") for r in rows}))' "$out/runs.csv" "$sticky"
+    assert_output "2 target=2000 server=2000 sockets=2000 (established on the server host) client=2000
+True"
+    [ ! -e "$evil/ran" ] || fail "a program named by OUT/hosts-meta.json ran"
+    for b in srv cl1 cl2; do [ "$(somaxconn_of $b)" = "$before" ] || fail "$b: somaxconn $(somaxconn_of $b), was $before"; done
+    [ -z "$(find "$victim" -mindepth 2)" ] || fail "written through the planted links"
+    [ "$(ls -A "$sticky")" = "$key" ] || fail "left in dir=: $(ls -A "$sticky")"
+    nothing_left
+}
+
+@test "remote: kill -9 of bench.sh, OUT gone: the next one puts the hosts' settings back from its own state, leaves one changed since, says which host it could not reach and keeps that" {
+    need_sim
+    local out=$BATS_TEST_TMPDIR/killed bad=$BATS_TEST_TMPDIR/unusable before
+    hosts_file
+    before=$(somaxconn_of srv)
+    bench_bg "$out" CONTENDERS=c TIERS=2k APPLY_SYSCTL=1
+    wait_for 60 holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
+    kill -KILL -- "-$BENCH_PID"         # bench.sh and run_remote.py: no cleanup at all
+    wait "$BENCH_PID" || true
+    BENCH_PID=
+    rm -rf "$out"
+    for h in srv cl1 cl2; do [ "$(somaxconn_of $h)" = 65535 ] || fail "$h: the profile was not applied"; done
+    ip netns exec "$(sim_ns cl1)" sysctl -q -w net.core.somaxconn=4242     # changed since by someone
+    sim_kill_sshd cl2                                                     # unreachable
+    # the next bench.sh (its own hosts unusable: it stops after the sweep)
+    printf 'server root@%s:2\nclient root@%s:2\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$bad"
+    run bench "$BATS_TEST_TMPDIR/next" HOSTS="$bad" CONTENDERS=c TIERS=2k
+    [ "$status" = 2 ] || fail "status $status: $output"
+    assert_output --partial "hosts: ${SIM_ADDR[srv]}: put back net.core.somaxconn=$before"
+    assert_output --partial "hosts: ${SIM_ADDR[cl1]}: net.core.somaxconn is 4242, not the 65535 c1m set: left as is"
+    assert_output --partial "hosts: ${SIM_ADDR[cl2]}: could NOT put back net.core.somaxconn=$before"
+    assert_output --partial "unreachable"
+    [ "$(somaxconn_of srv)" = "$before" ] && [ "$(somaxconn_of cl1)" = 4242 ] && [ "$(somaxconn_of cl2)" = 65535 ] \
+        || fail "somaxconn srv $(somaxconn_of srv) cl1 $(somaxconn_of cl1) cl2 $(somaxconn_of cl2)"
+    compgen -G "$C1M_STATE_ROOT/remote-*" >/dev/null || fail "the state of what is not put back was deleted"
+    # reachable again: put back, the state and the private directories gone
+    sim_start_sshd cl2
+    run bench "$BATS_TEST_TMPDIR/next2" HOSTS="$bad" CONTENDERS=c TIERS=2k
+    [ "$status" = 2 ] || fail "status $status: $output"
+    assert_output --partial "hosts: ${SIM_ADDR[cl2]}: put back net.core.somaxconn=$before"
+    [ "$(somaxconn_of cl2)" = "$before" ] || fail "cl2: somaxconn $(somaxconn_of cl2)"
+    ! compgen -G "$C1M_STATE_ROOT/remote-*" >/dev/null || fail "state left: $(ls "$C1M_STATE_ROOT")"
+    ip netns exec "$(sim_ns cl1)" sysctl -q -w net.core.somaxconn="$before"
+    no_private_dirs "$SIM_ROOT"/stage-*
+    wait_for 20 nothing_left || nothing_left
 }

@@ -1,18 +1,30 @@
 """remote.py - the harness's hosts over SSH (HOSTS=path; harness/README.md
-"Remote hosts"): one OpenSSH connection per host (ControlMaster), staging of
-the build, the prerequisites, the hosts' kernel settings (recorded, compared
-with the profile, applied and restored with APPLY_SYSCTL=1), and remote
-processes that end with the SSH session that started them.
+"Remote hosts"): one OpenSSH connection per host (ControlMaster), a private
+directory per suite on each host with the build staged in it, the
+prerequisites, the hosts' kernel settings (recorded, compared with the
+profile, applied and restored with APPLY_SYSCTL=1), and remote processes that
+end with the SSH session that started them.
 
-    remote.py prepare HOSTS.json OUT_DIR --contenders C,... [--apply-sysctl]
-        connect, check, stage; writes OUT_DIR/hosts-meta.json (facts, the
-        profile's differences, each host's staging directory) and, with
-        --apply-sysctl, OUT_DIR/sysctl-restore.json. Exit 2 naming the host
-        and the reason when a host is unreachable or lacks something: then
-        nothing was started or changed (a host staged before the failing one
-        keeps its staging directory, which is keyed by the commit).
-    remote.py restore OUT_DIR      put back what prepare --apply-sysctl wrote
-    remote.py close HOSTS.json     end the ControlMaster connections
+What root runs or restores on the hosts is never read from a place another
+user can write: a suite keeps it in its state directory on this machine,
+STATE = $C1M_STATE_ROOT/remote-PID-START (/run/c1m; bench.sh's pid and start
+time; mode 0700; refused anywhere else, see state_dir): hosts.json (the
+checked hosts file), dirs.json (each host's private directory, written as
+soon as it exists), meta.json (the hosts' facts) and sysctl.json (each
+changed setting's old value and the value c1m set, written before the
+change).
+
+    remote.py prepare STATE OUT --contenders C,... [--apply-sysctl]
+        connect, check, make each host's private directory and stage the
+        build in it; OUT/hosts-meta.json is a copy of STATE/meta.json for the
+        record (never read back). Exit 2 naming the host and the reason when a
+        host is unreachable or lacks something: then no run started (what was
+        made or changed is undone by `cleanup`, bench.sh's exit).
+    remote.py cleanup STATE
+        the hosts' settings put back (each only if it still holds the value
+        c1m set), the private directories removed, the connections closed;
+        prints what it did, one line each. STATE is deleted once nothing is
+        left to undo; else exit 1, STATE kept for the next bench.sh.
 
 SSH options: SSH_OPTS (words, e.g. "-i KEY -o UserKnownHostsFile=FILE"; they
 win over the defaults), then BatchMode=yes (no password prompt can hang a run),
@@ -22,7 +34,10 @@ The control sockets live in C1M_SSH_CTL (default /tmp/c1m-ssh-<uid>).
 """
 import json
 import os
+import re
 import shlex
+import shutil
+import stat
 import subprocess
 import sys
 import tarfile
@@ -53,8 +68,7 @@ def ctl_dir():
     d = os.environ.get("C1M_SSH_CTL") or "/tmp/c1m-ssh-%d" % os.getuid()
     os.makedirs(d, mode=0o700, exist_ok=True)
     st = os.lstat(d)
-    import stat as st_mod
-    if not st_mod.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
         raise SystemExit("remote.py: %s: not a private directory of uid %d (owner %d, mode %o): "
                          "remove it or set C1M_SSH_CTL" % (d, os.getuid(), st.st_uid, st.st_mode & 0o7777))
     return d
@@ -137,23 +151,104 @@ def build_tar(build, pyext):
     return path
 
 
-# After the unpack: the staging directory's absolute path, provided it and
-# every directory above it belong to root or to the remote user and no one
-# else can write them (a sticky directory such as /tmp apart): a directory
-# another user could change would let them swap the programs root runs.
-STAGE_CHECK = r"""
-d=$(cd "$1" && pwd -P) || exit 1
-me=$(id -u) p=$d
-while :; do
-    set -- $(stat -c '%u %a' "$p") || exit 1
-    [ "$1" = 0 ] || [ "$1" = "$me" ] || { echo "$p belongs to uid $1" >&2; exit 3; }
-    m=$((0$2))
-    if [ $((m & 18)) != 0 ] && [ $((m & 512)) = 0 ]; then echo "$p is writable by others" >&2; exit 3; fi
-    [ "$p" = / ] && break
-    p=$(dirname "$p")
-done
-echo "$d"
+# ---------------------------------------------------------------------------
+# the suite's state on this machine (root's alone)
+
+STATE_NAME = re.compile(r"^remote-[0-9]+-[0-9]+$")
+
+
+def state_dir(path):
+    """PATH as an absolute path, provided it is a suite's state directory:
+    $C1M_STATE_ROOT/remote-PID-START, a directory of this user with mode 0700,
+    and it and every directory above it a directory (no symlink) of root or
+    this user that no one else can write (a sticky one apart). SystemExit
+    naming it otherwise: nothing is read from any other place."""
+    root = os.path.abspath(os.environ.get("C1M_STATE_ROOT") or "/run/c1m")
+    p = os.path.abspath(path)
+    if os.path.dirname(p) != root or not STATE_NAME.match(os.path.basename(p)):
+        raise SystemExit("remote.py: %s: not a state directory (%s/remote-PID-START)" % (path, root))
+    q = p
+    while True:
+        try:
+            st = os.lstat(q)
+        except OSError as e:
+            raise SystemExit("remote.py: state %s: %s: %s" % (p, q, e.strerror))
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid not in (0, os.geteuid()) or \
+                (st.st_mode & 0o022 and not st.st_mode & 0o1000) or (q == p and st.st_mode & 0o077):
+            raise SystemExit("remote.py: state %s: %s is not a directory of root alone (uid %d, mode %o)"
+                             % (p, q, st.st_uid, st.st_mode & 0o7777))
+        if q == "/":
+            return p
+        q = os.path.dirname(q)
+
+
+def state_read(state, name, default=None):
+    try:
+        with open(os.path.join(state, name)) as f:
+            return json.load(f)
+    except FileNotFoundError:
+        return default
+
+
+def state_write(state, name, obj):
+    runstore.write_json(os.path.join(state, name), obj, indent=1)
+
+
+def load_state(path):
+    """(STATE, the hosts' config, their metadata) of a prepared suite."""
+    state = state_dir(path)
+    return state, state_read(state, "hosts.json"), state_read(state, "meta.json")
+
+
+# ---------------------------------------------------------------------------
+# each host's private directory
+
+# check_dir DIR (sh): DIR is a directory (not a symlink, none in its path) of
+# this user (root) with mode 0700. check DIR: that, and every directory above
+# it belongs to root or this user and no one else can write it (a sticky
+# directory such as /tmp apart): no one else can put, change or swap anything
+# root writes or runs there.
+PRIVATE_CHECK = r"""
+me=$(id -u)
+check_dir() {
+    [ -d "$1" ] && [ ! -L "$1" ] && [ "$(cd -- "$1" && pwd -P)" = "$1" ] \
+        || { echo "$1: not a directory, or a symlink in its path" >&2; return 3; }
+    set -- "$1" $(stat -c '%u %a' -- "$1") || return 1
+    [ "$2" = "$me" ] && [ "$3" = 700 ] || { echo "$1: uid $2, mode $3: not root's private directory" >&2; return 3; }
+}
+check() {
+    check_dir "$1" || return
+    p=$1
+    while [ "$p" != / ]; do
+        p=$(dirname -- "$p")
+        set -- $(stat -c '%u %a' -- "$p") || return 1
+        [ "$1" = 0 ] || [ "$1" = "$me" ] || { echo "$p belongs to uid $1" >&2; return 3; }
+        m=$((0$2))
+        if [ $((m & 18)) != 0 ] && [ $((m & 512)) = 0 ]; then echo "$p is writable by others" >&2; return 3; fi
+    done
+}
 """
+# $1 the hosts file's dir=: made if missing; a fresh directory in it (printed
+# first, so that it is removed whatever the check says), checked
+MAKE_PRIVATE = PRIVATE_CHECK + r"""
+umask 077
+mkdir -p -- "$1" && base=$(cd -- "$1" && pwd -P) || exit 1
+d=$(mktemp -d "${base%/}/c1m.XXXXXXXXXX") || exit 1
+echo "$d"
+check "$d"
+"""
+# $1 the private directory: checked, the build unpacked (stdin), checked again
+STAGE = PRIVATE_CHECK + r"""
+check "$1" || exit
+cd "$1" && umask 022 && tar -xzf - --no-same-owner && check "$1"
+"""
+# $1 the private directory: removed if it is still root's (what is above it
+# does not matter: rm never follows a link in it); gone already is fine
+REMOVE_PRIVATE = PRIVATE_CHECK + r"""
+[ -e "$1" ] || [ -L "$1" ] || exit 0
+check_dir "$1" && rm -rf -- "$1"
+"""
+PRIVATE_NAME = re.compile(r"^/[A-Za-z0-9._/+-]*/c1m\.[A-Za-z0-9]{10}$")
 
 
 def remote_path(path):
@@ -163,17 +258,38 @@ def remote_path(path):
     return shlex.quote(path)
 
 
-def stage(host, tar_path, key):
-    """Copy and unpack the build into host's DIR/KEY (over the SSH connection);
-    returns that directory's absolute path, checked (STAGE_CHECK)."""
-    d = "%s/%s" % (host["dir"], key)
-    rd = remote_path(d)
+def private_script(script, d, what):
+    """The shell command running SCRIPT (above) on directory D."""
+    if not PRIVATE_NAME.match(d):
+        raise SystemExit("remote.py: %s: %r is not a private directory's name" % (what, d))
+    return "sh -c %s - %s" % (shlex.quote(script), shlex.quote(d))
+
+
+def make_private(host, state):
+    """A fresh private directory on host under its dir=, recorded in
+    STATE/dirs.json before it is checked (a failed check still removes it)."""
+    rc, out, err = run(host, "sh -c %s - %s" % (shlex.quote(MAKE_PRIVATE), remote_path(host["dir"])))
+    d = (out.strip().splitlines() or [""])[0]
+    if PRIVATE_NAME.match(d):
+        dirs = state_read(state, "dirs.json", {})
+        dirs[host["name"]] = d
+        state_write(state, "dirs.json", dirs)
+    if rc != 0 or not PRIVATE_NAME.match(d):
+        last = (err.strip().splitlines() or ["exit %d" % rc])[-1]
+        raise RemoteError(host, "staging into %s: %s" % (host["dir"], "unreachable: " + last if rc == 255 else last))
+    return d
+
+
+def check_private(host, d):
+    """RemoteError unless D on host is still root's private directory."""
+    must(host, private_script(PRIVATE_CHECK + 'check "$1"', d, "check"), "checking %s" % d)
+
+
+def stage(host, tar_path, d):
+    """The build unpacked into host's private directory D (checked before and after)."""
     with open(tar_path, "rb") as f:
         data = f.read()
-    out = must(host, "umask 022 && mkdir -p %s && tar -xzf - --no-same-owner -C %s && sh -c %s - %s"
-               % (rd, rd, shlex.quote(STAGE_CHECK), rd),
-               "staging into %s" % d, timeout=120, input_bytes=data)
-    return out.strip().splitlines()[-1]
+    must(host, private_script(STAGE, d, "stage"), "staging into %s" % d, timeout=120, input_bytes=data)
 
 
 def _profiles_sh(script, *args):
@@ -223,9 +339,10 @@ def facts(host, keys):
             "sysctl": read_sysctls(host, [k for k, _ in keys])}
 
 
-def prepare(cfg, out, contenders, apply_sysctl, build, python):
-    """Every host connected, checked and staged, or RemoteError for the first
-    that cannot be used. Returns the hosts' metadata."""
+def prepare(cfg, state, out, contenders, apply_sysctl, build, python):
+    """Every host connected, checked and staged in a private directory, or
+    RemoteError for the first that cannot be used. Returns the hosts'
+    metadata (STATE/meta.json, copied to OUT/hosts-meta.json)."""
     keys = profile_keys()
     local_arch = os.uname().machine
     # the interpreter the extension was built for runs this script (PYTHON)
@@ -244,7 +361,7 @@ def prepare(cfg, out, contenders, apply_sysctl, build, python):
             if f["uid"] != "0":
                 raise RemoteError(h, "the remote user is uid %s: runs need root (/proc/slabinfo, "
                                   "sysctl)" % f["uid"])
-            must(h, "for c in bash tar ss taskset awk; do command -v $c >/dev/null || "
+            must(h, "for c in bash tar ss taskset awk mktemp; do command -v $c >/dev/null || "
                  "{ echo \"$c: not installed\" >&2; exit 1; }; done", "the tools a run uses")
             if need_py and h["role"] == "server":
                 v = must(h, "%s -c \"import sys; print('%%d.%%d' %% sys.version_info[:2])\""
@@ -256,7 +373,8 @@ def prepare(cfg, out, contenders, apply_sysctl, build, python):
                     if c in contenders:
                         must(h, "%s -c 'import %s'" % (shlex.quote(python), mod),
                              "contender %s needs the module %s" % (c, mod))
-            d = stage(h, tar, meta["commit"])
+            d = make_private(h, state)
+            stage(h, tar, d)
             q = shlex.quote(d)
             must(h, "%s/bin/c1m-stat --help >/dev/null && %s/bin/c1m-client --help >/dev/null"
                  % (q, q), "running the staged programs in %s" % d)
@@ -278,48 +396,92 @@ def prepare(cfg, out, contenders, apply_sysctl, build, python):
         os.unlink(tar)
     if apply_sysctl:
         restore = {}
-        try:
-            for h in all_hosts(cfg):
-                d = meta["hosts"][h["name"]]["differs"]
-                restore[h["name"]] = {"host": h, "values": {k: v["host"] for k, v in d.items()}}
-                # written before the change: an interrupted apply is restored too
-                runstore.write_json(os.path.join(out, "sysctl-restore.json"), restore, indent=1)
-                for k, v in d.items():
-                    if v["host"] is None:
-                        raise RemoteError(h, "APPLY_SYSCTL: %s: this host's kernel has no such "
-                                          "setting" % k)
-                if d:   # one command per host (sysctl names a key it cannot write)
-                    must(h, "sysctl -q -w %s" % " ".join(shlex.quote("%s=%s" % (k, v["profile"]))
-                                                       for k, v in d.items()),
-                         "APPLY_SYSCTL: writing %s" % ", ".join(d))
-        except RemoteError:
-            restore_sysctl(out)
-            raise
+        for h in all_hosts(cfg):
+            d = meta["hosts"][h["name"]]["differs"]
+            for k, v in d.items():
+                if v["host"] is None:
+                    raise RemoteError(h, "APPLY_SYSCTL: %s: this host's kernel has no such setting" % k)
+            if not d:
+                continue
+            # written before the change: an interrupted apply is put back too
+            restore[h["name"]] = {k: {"orig": v["host"], "set": v["profile"]} for k, v in d.items()}
+            state_write(state, "sysctl.json", restore)
+            # one command per host (sysctl names a key it cannot write)
+            must(h, "sysctl -q -w %s" % " ".join(shlex.quote("%s=%s" % (k, v["profile"]))
+                                               for k, v in d.items()),
+                 "APPLY_SYSCTL: writing %s" % ", ".join(d))
         meta["applied"] = True
+    state_write(state, "meta.json", meta)
     runstore.write_json(os.path.join(out, "hosts-meta.json"), meta, indent=1)
     return meta
 
 
-def restore_sysctl(out):
-    """Put back the values prepare() changed; returns the errors (strings)."""
-    path = os.path.join(out, "sysctl-restore.json")
-    if not os.path.exists(path):
-        return []
-    with open(path) as f:
-        restore = json.load(f)
-    errors = []
-    for name, r in restore.items():
-        pairs = ["%s=%s" % (k, v) for k, v in r["values"].items() if v is not None]
-        if not pairs:
-            continue
-        rc, _, err = run(r["host"], "sysctl -q -w %s" % " ".join(shlex.quote(x) for x in pairs),
-                         timeout=30)
+def restore_host(host, values):
+    """Put back host's settings VALUES ({key: {orig, set}}), each only if it
+    still holds the value c1m set (another value: someone changed it since,
+    left as is). Returns (done, lines): done False when it could not be
+    carried out (the host unreachable, sysctl refused)."""
+    want = ", ".join("%s=%s" % (k, v["orig"]) for k, v in values.items())
+    try:
+        cur = read_sysctls(host, list(values))
+    except RemoteError as e:
+        return False, ["%s: could NOT put back %s: %s" % (host["name"], want, str(e).split(": ", 1)[-1])]
+    lines, put = [], {}
+    for k, v in values.items():
+        if cur[k] == v["set"]:
+            put[k] = v["orig"]
+        elif cur[k] != v["orig"]:
+            lines.append("%s: %s is %s, not the %s c1m set: left as is (not put back to %s)"
+                         % (host["name"], k, cur[k], v["set"], v["orig"]))
+    if put:
+        pairs = ["%s=%s" % kv for kv in put.items()]
+        rc, _, err = run(host, "sysctl -q -w %s" % " ".join(shlex.quote(x) for x in pairs), timeout=30)
         if rc != 0:
-            errors.append("%s: putting back %s: %s" % (name, ", ".join(pairs),
-                                                       err.strip() or "exit %d" % rc))
-    if not errors:
-        os.unlink(path)
-    return errors
+            why = (err.strip().splitlines() or ["exit %d" % rc])[-1]
+            return False, lines + ["%s: could NOT put back %s: %s%s" % (
+                host["name"], ", ".join(pairs), "unreachable: " if rc == 255 else "", why)]
+        lines.append("%s: put back %s" % (host["name"], ", ".join(pairs)))
+    return True, lines
+
+
+def cleanup(path):
+    """Undo what a suite's prepare did on its hosts (see the module's
+    doc); (lines, everything undone)."""
+    state, cfg, _ = load_state(path)
+    hosts = {h["name"]: h for h in all_hosts(cfg)} if cfg else {}
+    lines, left = [], False
+    restore = state_read(state, "sysctl.json", {})
+    for name in list(restore):
+        if name not in hosts:
+            lines.append("%s: could NOT put back %s: no such host in %s/hosts.json" % (name, restore[name], state))
+            left = True
+            continue
+        done, said = restore_host(hosts[name], restore[name])
+        lines += said
+        if done:
+            del restore[name]
+            state_write(state, "sysctl.json", restore)
+        else:
+            left = True
+    dirs = state_read(state, "dirs.json", {})
+    for name in list(dirs):
+        if name not in hosts:
+            lines.append("%s: could NOT remove %s: no such host in %s/hosts.json" % (name, dirs[name], state))
+            left = True
+            continue
+        rc, _, err = run(hosts[name], private_script(REMOVE_PRIVATE, dirs[name], "cleanup"), timeout=30)
+        if rc == 0:
+            del dirs[name]
+            state_write(state, "dirs.json", dirs)
+        else:
+            left = True
+            lines.append("%s: could NOT remove %s: %s%s" % (name, dirs[name], "unreachable: " if rc == 255 else "",
+                                                             (err.strip().splitlines() or ["exit %d" % rc])[-1]))
+    for h in hosts.values():
+        close(h)
+    if not left:
+        shutil.rmtree(state)
+    return lines, not left
 
 
 # ---------------------------------------------------------------------------
@@ -469,31 +631,24 @@ def main(argv):
     p = argparse.ArgumentParser(prog="remote.py")
     sub = p.add_subparsers(dest="cmd", required=True)
     a = sub.add_parser("prepare")
-    a.add_argument("hosts")
+    a.add_argument("state")
     a.add_argument("out")
     a.add_argument("--contenders", required=True)
     a.add_argument("--apply-sysctl", action="store_true")
     a.add_argument("--build", default=os.environ.get("BUILD", os.path.join(ROOT, "build")))
     a.add_argument("--python", default=os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON")
                    or "/usr/bin/python3")
-    r = sub.add_parser("restore")
-    r.add_argument("out")
-    c = sub.add_parser("close")
-    c.add_argument("hosts")
+    c = sub.add_parser("cleanup")
+    c.add_argument("state")
     args = p.parse_args(argv)
-    if args.cmd == "restore":
-        errors = restore_sysctl(args.out)
-        for e in errors:
-            print("remote.py: restore: %s" % e, file=sys.stderr)
-        return 1 if errors else 0
-    with open(args.hosts) as f:
-        cfg = json.load(f)
-    if args.cmd == "close":
-        for h in all_hosts(cfg):
-            close(h)
-        return 0
+    if args.cmd == "cleanup":
+        lines, done = cleanup(args.state)
+        for line in lines:
+            print(line)
+        return 0 if done else 1
+    state, cfg, _ = load_state(args.state)
     try:
-        meta = prepare(cfg, args.out, args.contenders.split(","), args.apply_sysctl, args.build,
+        meta = prepare(cfg, state, args.out, args.contenders.split(","), args.apply_sysctl, args.build,
                        args.python)
     except RemoteError as e:
         print("HOSTS: %s; nothing started" % e, file=sys.stderr)
