@@ -369,7 +369,7 @@ class Run:
         named = []
         for h, share, p, cj in clients:
             local = os.path.join(a.out, "client-%s.json" % h["name"])
-            rc, out = self.sh(h, "cat %s && rm -f %s" % (shlex.quote(cj), shlex.quote(cj)), "fetching its summary")
+            rc, out = self.sh(h, "cat %s && rm -f %s" % (cj, cj), "fetching its summary")
             self.fetch_log(p, "client-%s.log" % h["name"])
             if rc == 0 and out.strip():
                 with open(local, "w") as f:
@@ -393,7 +393,7 @@ class Run:
         R["server_exit"] = server.finish(120)
         R["server_stop_s"] = round(time.time() - ts, 3)
         self.fetch_log(server, "server.log")
-        self.sh(self.srv, "rm -f %s" % shlex.quote(self.stats), "removing the counters file")
+        self.sh(self.srv, "rm -f %s" % self.stats, "removing the counters file")
         if reached:
             R["health"] = "target=%d server=%s sockets=%s (established on the server host) client=%s " \
                           "workers_dead=%s" % (a.n, h_server or "?", h_sock or "?", h_client or "?", dead or "?")
@@ -435,8 +435,7 @@ class Run:
                 p.ping()
 
     def fetch_log(self, p, name):
-        q = shlex.quote(p.log)
-        rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (q, q), timeout=30)
+        rc, out, _ = remote.run(p.host, "cat %s 2>/dev/null; rm -f %s" % (p.log, p.log), timeout=30)
         if rc == 0:
             with open(os.path.join(self.a.out, name), "w") as f:
                 f.write(out)
