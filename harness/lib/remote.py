@@ -248,7 +248,7 @@ REMOVE_PRIVATE = PRIVATE_CHECK + r"""
 [ -e "$1" ] || [ -L "$1" ] || exit 0
 check_dir "$1" && rm -rf -- "$1"
 """
-PRIVATE_NAME = re.compile(r"^/[A-Za-z0-9._/+-]*/c1m\.[A-Za-z0-9]{10}$")
+PRIVATE_NAME = re.compile(r"^/(?:[A-Za-z0-9._+-]+/)*c1m\.[A-Za-z0-9]{10}$")
 
 
 def remote_path(path):
@@ -275,7 +275,7 @@ def make_private(host, state):
         dirs[host["name"]] = d
         state_write(state, "dirs.json", dirs)
     if rc != 0 or not PRIVATE_NAME.match(d):
-        last = (err.strip().splitlines() or ["exit %d" % rc])[-1]
+        last = (err.strip().splitlines() or ["exit %d" % rc if rc else "made %r: a name out of [A-Za-z0-9._+-]" % d])[-1]
         raise RemoteError(host, "staging into %s: %s" % (host["dir"], "unreachable: " + last if rc == 255 else last))
     return d
 

@@ -1,11 +1,15 @@
 """harness/lib/hosts.py: a value the programs would refuse on their host is
-refused here, naming the line, before anything starts (issue 32)."""
+refused here, naming the line, before anything starts; harness/lib/remote.py
+reads what root runs or restores on the hosts from a suite's root-only state
+directory and from no other place (issue 32)."""
 import os
 import sys
+import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
 import hosts  # noqa: E402
+import remote  # noqa: E402
 
 CLIENT = "client root@198.51.100.11"
 
@@ -37,6 +41,47 @@ class TestRefused(unittest.TestCase):
                          ("10.0.0.0", 65536))
         cfg = hosts.parse("server root@198.51.100.10\n%s src=223.255.0.0-223.255.255.255\n" % CLIENT)
         self.assertEqual(cfg["clients"][0]["src_count"], 65536)
+
+
+class TestStateDir(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = os.path.join(self.tmp.name, "state")
+        os.mkdir(self.root, 0o700)
+        self.env = os.environ.get("C1M_STATE_ROOT")
+        os.environ["C1M_STATE_ROOT"] = self.root
+
+    def tearDown(self):
+        if self.env is None:
+            del os.environ["C1M_STATE_ROOT"]
+        else:
+            os.environ["C1M_STATE_ROOT"] = self.env
+        self.tmp.cleanup()
+
+    def refused(self, path):
+        with self.assertRaises(SystemExit):
+            remote.state_dir(path)
+
+    def test_accepted(self):
+        d = os.path.join(self.root, "remote-12-345")
+        os.mkdir(d, 0o700)
+        self.assertEqual(remote.state_dir(d), d)
+
+    def test_refused(self):
+        out = os.path.join(self.tmp.name, "out")            # an OUT: not a state directory
+        os.mkdir(out, 0o700)
+        self.refused(out)
+        self.refused(os.path.join(self.root, "remote-x-1"))  # not its name, missing
+        d = os.path.join(self.root, "remote-1-2")
+        os.mkdir(d, 0o755)                                  # readable by others
+        self.refused(d)
+        os.chmod(d, 0o700)
+        os.chmod(self.root, 0o777)                          # above it, writable by others
+        self.refused(d)
+        os.chmod(self.root, 0o700)
+        link = os.path.join(self.root, "remote-3-4")        # a symlink to a private directory
+        os.symlink(d, link)
+        self.refused(link)
 
 
 if __name__ == "__main__":
