@@ -78,7 +78,8 @@ bench() {
 }
 
 # nothing_left: no process of a run on any host or in the controller (ssh
-# clients, their connections), no counters file, no staged-run temp file
+# clients, their connections). (A run's files are in the hosts' private
+# directories: no_private_dirs.)
 nothing_left() {
     local name left="" p
     for name in srv cl1 cl2; do left+=$(sim_pids_in "$name"); done
@@ -86,8 +87,6 @@ nothing_left() {
         left+=" ctl:$p $(tr '\0' ' ' < "/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
     done
     [ -z "$left" ] || { echo "left on the hosts: $left" >&2; return 1; }
-    ! compgen -G "/dev/shm/c1m-remote-*" >/dev/null || { echo "counters files: $(ls /dev/shm/c1m-remote-*)" >&2; return 1; }
-    ! compgen -G "/tmp/c1m-remote-*" >/dev/null || { echo "temp files: $(ls /tmp/c1m-remote-*)" >&2; return 1; }
 }
 
 # no_private_dirs DIR...: no private directory of a suite left under the hosts' dir=
@@ -127,6 +126,11 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     check "line 2: src=: IPv4 source addresses, but the server's address is IPv6"
     printf 'server root@%s\nclient root@%s\nclient root@%s\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
     check "line 3: root@${SIM_ADDR[cl1]} is already on line 2"
+    # values c1m-client would refuse on its host (exit 2 there, mid-run)
+    printf 'server root@%s addr=0.0.0.0\nclient root@%s\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    check "line 1: addr: 0.0.0.0 is not an address a client can connect to"
+    printf 'server root@%s\nclient root@%s src=0.0.0.0-255.255.255.255\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$HOSTS_FILE"
+    check "line 2: src: 0.0.0.0-255.255.255.255 is"
     hosts_file
     check "PORTS: expects" PORTS=9000-70000
     check "PORTS: expects" PORTS=9010-9000
@@ -170,6 +174,7 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     [ "$status" = 2 ] || fail "status $status: $output"
     assert_output --partial "server root@${SIM_ADDR[srv]} (line 2): running /nonexistent/python3"
     nothing_left
+    no_private_dirs "$SIM_ROOT"/stage-*
 }
 
 @test "remote: a contender of each kind at 5k over a server and two client hosts; port range; profile applied and put back; merged summary (one client alone: its own percentiles)" {
@@ -271,6 +276,7 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
         BENCH_PID=
         [ "$rc" = 130 ] || fail "$how: exit $rc: $(tail -c 2000 "$out.log")"
         wait_for 20 nothing_left || nothing_left
+        no_private_dirs "$SIM_ROOT"/stage-*
         [ "$(somaxconn_of cl2)" = "$before" ] || fail "$how: somaxconn $(somaxconn_of cl2), was $before"
         run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$(ls -d "$out"/runs/c-5k-*)/result.json" status
         [ "$output" = interrupted ] || fail "$how: status $output: $(tail -c 1500 "$out.log")"
@@ -292,6 +298,7 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     assert_line --index 1 --partial "client root@${SIM_ADDR[cl2]} (line 4) lost"
     # the client there lost its session's input: its wrapper ended it
     wait_for 20 nothing_left || nothing_left
+    no_private_dirs "$SIM_ROOT"/stage-srv "$SIM_ROOT"/stage-cl1
 }
 
 @test "remote: a client host cut off mid-run (its link down: no answer, no reset): host-lost, its processes end after the keep-alive limit" {
@@ -309,6 +316,7 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     assert_line --index 1 --partial "client root@${SIM_ADDR[cl2]} (line 4) lost"
     # nothing reaches cl2: its wrapper hears no keep-alive and ends the client
     wait_for 30 nothing_left || nothing_left
+    no_private_dirs "$SIM_ROOT"/stage-srv "$SIM_ROOT"/stage-cl1
 }
 
 @test "remote: root writes and runs only in a private directory it made: a directory planted under dir= is never written through, OUT's copies never read back, no run file in /tmp" {
@@ -335,9 +343,12 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     wait_for 60 holding "$out" || true
     [ -z "$(find "$victim" -mindepth 2)" ] || fail "written through the planted links: $(ls -R "$victim")"
     holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
-    # the run's files in the private directories, none in /tmp or /dev/shm
-    ! compgen -G "/tmp/c1m-remote-*" >/dev/null && ! compgen -G "/dev/shm/c1m-remote-*" >/dev/null \
-        || fail "run files outside the private directories: $(ls /tmp/c1m-remote-* /dev/shm/c1m-remote-* 2>&1)"
+    # the run's files in the private directories, none in /tmp or /dev/shm (the
+    # old names held run_remote.py's pid: those of this test's controller)
+    for b in $(ip netns pids "$(sim_ns ctl)"); do
+        ! compgen -G "/tmp/c1m-remote-$b-*" >/dev/null && ! compgen -G "/dev/shm/c1m-remote-$b-*" >/dev/null \
+            || fail "run files outside the private directories: $(ls /tmp/c1m-remote-"$b"-* /dev/shm/c1m-remote-"$b"-* 2>&1)"
+    done
     n=0
     for b in "$sticky"/c1m.*; do
         [ "$(stat -c '%U %a %F' "$b")" = "root 700 directory" ] || fail "$b: $(stat -c '%U %a %F' "$b")"
