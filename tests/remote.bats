@@ -398,7 +398,13 @@ True"
     rm -rf "$out"
     for h in srv cl1 cl2; do [ "$(somaxconn_of $h)" = 65535 ] || fail "$h: the profile was not applied"; done
     ip netns exec "$(sim_ns cl1)" sysctl -q -w net.core.somaxconn=4242     # changed since by someone
-    sim_kill_sshd cl2                                                     # unreachable
+    # cl2 unreachable: its sshd and sessions gone, the controller's connection to it closed
+    sim_kill_host cl2
+    # shellcheck disable=SC2086  # SSH_OPTS is words
+    in_ctl ssh $SSH_OPTS -o ControlPath="$C1M_SSH_CTL/%C" -O exit "root@${SIM_ADDR[cl2]}" 2>/dev/null || true
+    # shellcheck disable=SC2086
+    ! in_ctl ssh $SSH_OPTS -o BatchMode=yes -o ConnectTimeout=2 -o ControlPath=none "root@${SIM_ADDR[cl2]}" true 2>/dev/null \
+        || fail "cl2 still answers: $(ip netns pids "$(sim_ns cl2)" | xargs -r ps -o pid,ppid,args -p)"
     # the next bench.sh (its own hosts unusable: it stops after the sweep)
     printf 'server root@%s:2\nclient root@%s:2\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$bad"
     run bench "$BATS_TEST_TMPDIR/next" HOSTS="$bad" CONTENDERS=c TIERS=2k
