@@ -148,8 +148,9 @@ typedef struct C1mServer {
  * (c_server/lib/stats.h) inside `view`. */
 typedef struct C1mCounters {
     PyObject_HEAD
-    long long pid, state, open, accepted, closed, slow, lines, pongs, oversized,
-        accept_errors, pushed;
+    /* Python ints (object slots: see counters_type.c), never NULL but after del */
+    PyObject *pid, *state, *open, *accepted, *closed, *slow, *lines, *pongs, *oversized,
+        *accept_errors, *pushed;
     struct c1m_stats_worker *rec;  /* in view.buf; NULL when detached */
     Py_buffer view;                /* valid while rec != NULL */
 } C1mCounters;

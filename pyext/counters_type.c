@@ -1,5 +1,5 @@
-/* counters_type.c - c1m.Counters: a worker's counters as C integers, and their
- * record in the counters file written from C.
+/* counters_type.c - c1m.Counters: a worker's counters, and their record in the
+ * counters file written from C.
  *
  * Why in C: a Python worker publishes its counters 20 times a second so the
  * harness sees them live and knows the worker is alive (updated_ns). Done in
@@ -8,8 +8,19 @@
  * 1.2 us of CPU per accepted connection there (results/reference-anatomy-cpu-1m,
  * the on_timer frames), a cost that grows with workers x seconds, so with N^2,
  * where c1m-server's C timer costs 0.04 us. With this type the protocol still
- * does `w.open += 1` (member descriptors on a C struct), and Loop.publish_counters()
- * writes the record on a C timer without running Python code.
+ * does `w.open += 1`, and Loop.publish_counters() writes the record on a C timer
+ * without running Python code.
+ *
+ * Why Python ints in object slots (T_OBJECT_EX), not C integers (T_LONGLONG):
+ * `w.open += 1` runs on every accept and close. CPython 3.11 specializes
+ * LOAD_ATTR/STORE_ATTR on an object slot (LOAD_ATTR_SLOT, STORE_ATTR_SLOT: a
+ * pointer load or store) but not on a C integer member, which goes through the
+ * generic attribute lookup, PyLong_FromLongLong and PyMember_SetOne each time:
+ * 1,000 of the ~4,100 instructions the extension and the interpreter spent per
+ * accepted connection (callgrind, pyext/README.md "CPU per connection"). The
+ * values are converted when published instead, 20 times a second: a value
+ * that is not an int, or is negative, reads 0; one past 64 bits reads
+ * 2^64 - 1 (py_server/stats.py's clamp for its plain-int Counters).
  *
  * The record layout and its sequence lock are c_server/lib/stats.h's, the same
  * code the C servers publish with. Subclassable: py_server adds the cap and its
@@ -22,6 +33,12 @@
 
 #include "stats.h"
 
+/* every counter slot, in the struct's order */
+#define COUNTER_SLOTS(c) \
+    { &(c)->pid, &(c)->state, &(c)->open, &(c)->accepted, &(c)->closed, &(c)->slow, \
+      &(c)->lines, &(c)->pongs, &(c)->oversized, &(c)->accept_errors, &(c)->pushed }
+#define NCOUNTERS 11
+
 static PyObject *counters_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
     /* a subclass's __init__ takes its own arguments; this type takes none */
@@ -30,7 +47,19 @@ static PyObject *counters_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         PyErr_Format(PyExc_TypeError, "%s() takes no arguments", type->tp_name);
         return NULL;
     }
-    return type->tp_alloc(type, 0);   /* zeroed: counters 0, no record */
+    C1mCounters *c = (C1mCounters *)type->tp_alloc(type, 0);   /* no record */
+    if (!c)
+        return NULL;
+    PyObject *zero = PyLong_FromLong(0);
+    if (!zero) {
+        Py_DECREF(c);
+        return NULL;
+    }
+    PyObject **slot[NCOUNTERS] = COUNTER_SLOTS(c);
+    for (int i = 0; i < NCOUNTERS; i++)
+        *slot[i] = Py_NewRef(zero);
+    Py_DECREF(zero);
+    return (PyObject *)c;
 }
 
 static void detach(C1mCounters *c)
@@ -41,11 +70,29 @@ static void detach(C1mCounters *c)
     }
 }
 
-/* A counter as the record's u64: negative (a bug elsewhere) reads 0, like
- * py_server/stats.py's _u64. */
-static uint64_t u64(long long v)
+/* A counter as the record's u64, like py_server/stats.py's _u64: negative (a
+ * bug elsewhere) reads 0, past 64 bits 2^64 - 1; not an int (deleted, or
+ * anything else stored there) 0. Runs no Python code: an int (subclasses
+ * too) is read without __index__. Leaves no exception set. */
+static uint64_t u64(PyObject *v)
 {
-    return v < 0 ? 0 : (uint64_t)v;
+    if (!v || !PyLong_Check(v))
+        return 0;
+    int overflow;
+    long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (!overflow)
+        return x < 0 ? 0 : (uint64_t)x;
+    if (overflow < 0)
+        return 0;
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    unsigned long long u = PyLong_AsUnsignedLongLong(v);   /* 2^63 .. */
+    if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();   /* 2^64 and over */
+        u = UINT64_MAX;
+    }
+    PyErr_Restore(type, value, tb);
+    return (uint64_t)u;
 }
 
 void c1m_counters_publish(C1mCounters *c)
@@ -126,12 +173,18 @@ static int counters_traverse(C1mCounters *c, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(c));
     if (c->rec)
         Py_VISIT(c->view.obj);
+    PyObject **slot[NCOUNTERS] = COUNTER_SLOTS(c);
+    for (int i = 0; i < NCOUNTERS; i++)
+        Py_VISIT(*slot[i]);   /* anything may be stored there */
     return 0;
 }
 
 static int counters_clear(C1mCounters *c)
 {
     detach(c);
+    PyObject **slot[NCOUNTERS] = COUNTER_SLOTS(c);
+    for (int i = 0; i < NCOUNTERS; i++)
+        Py_CLEAR(*slot[i]);
     return 0;
 }
 
@@ -139,13 +192,13 @@ static void counters_dealloc(C1mCounters *c)
 {
     PyTypeObject *tp = Py_TYPE(c);
     PyObject_GC_UnTrack(c);
-    detach(c);
+    (void)counters_clear(c);
     tp->tp_free(c);
     Py_DECREF(tp);
 }
 
 #define COUNTER(name, doc) \
-    {#name, T_LONGLONG, offsetof(C1mCounters, name), 0, doc}
+    {#name, T_OBJECT_EX, offsetof(C1mCounters, name), 0, doc}
 static PyMemberDef counters_members[] = {
     COUNTER(pid, "The record's pid."),
     COUNTER(state, "The record's state (py_server.stats: STARTING ... FAILED)."),
@@ -183,8 +236,9 @@ static PyGetSetDef counters_getset[] = {
 
 static PyType_Slot counters_slots[] = {
     {Py_tp_doc, "Counters()\n--\n\n"
-                "A worker's counters as C integers and their record in a c1m counters file,\n"
-                "written by publish() or, every interval, by Loop.publish_counters()."},
+                "A worker's counters (ints, 0 at first) and their record in a c1m counters\n"
+                "file, written by publish() or, every interval, by Loop.publish_counters()\n"
+                "(as u64: not an int or negative 0, past 64 bits 2^64 - 1)."},
     {Py_tp_new, counters_new},
     {Py_tp_members, counters_members},
     {Py_tp_methods, counters_methods},

@@ -290,7 +290,7 @@ class TestArguments(unittest.TestCase):
 
 
 class TestCounters(unittest.TestCase):
-    """c1m.Counters: the counters as C integers and their record in a
+    """c1m.Counters: the counters (Python ints in object slots) and their record in a
     counters file (c_server/lib/stats.h), written by publish() and by the
     loop's C timer (publish_counters), with no Python code running."""
     RECORD = struct.Struct("<16Q")   # seq pid state open accepted closed slow lines pongs
@@ -343,11 +343,42 @@ class TestCounters(unittest.TestCase):
         for off in (-8, 65, 64 + 2 * 128 - 120, 1 << 40):
             with self.assertRaisesRegex(ValueError, "offset"):
                 c.attach(self.mm, off)
-        self.assertRaises(OverflowError, setattr, c, "open", 1 << 64)
-        self.assertRaises(TypeError, setattr, c, "open", "1")
-        self.assertRaises(TypeError, delattr, c, "open")
         self.assertFalse(c.attached)
         self.mm.close()   # the failed attaches exported nothing
+
+    def test_any_value_is_published_clamped_to_u64(self):
+        # Python ints in object slots, converted when published (as
+        # py_server/stats.py does for its plain-int Counters)
+        c = c1m.Counters()
+        c.attach(self.mm, 64 + 128)
+        c.open, c.accepted, c.closed, c.slow = 1 << 64, (1 << 64) - 1, 1 << 63, -(1 << 70)
+        c.lines, c.pongs, c.pushed = "1", 2.0, True
+        del c.oversized
+        self.assertRaises(AttributeError, getattr, c, "oversized")
+        c.publish()
+        r = self.record()
+        self.assertEqual(r[3:7], ((1 << 64) - 1, (1 << 64) - 1, 1 << 63, 0))
+        self.assertEqual(r[7:10], (0, 0, 0))    # lines, pongs, oversized
+        self.assertEqual(r[12], 1)              # pushed: True is an int
+        c.oversized = 5
+        c.publish()
+        self.assertEqual(self.record()[9], 5)
+        c.detach()
+        self.mm.close()
+
+    def test_counters_are_object_slots(self):
+        # `w.open += 1` on every accept: CPython specializes an object slot
+        # (LOAD_ATTR_SLOT/STORE_ATTR_SLOT), not a C integer member
+        import types
+        for name in ("pid", "state", "open", "accepted", "closed", "slow", "lines",
+                     "pongs", "oversized", "accept_errors", "pushed"):
+            d = c1m.Counters.__dict__[name]
+            self.assertIsInstance(d, types.MemberDescriptorType)
+            c = c1m.Counters()
+            self.assertEqual(getattr(c, name), 0)
+            big = [1 << 80]   # only an object slot holds any object
+            setattr(c, name, big)
+            self.assertIs(getattr(c, name), big)
 
     def test_the_loop_publishes_from_c_until_told_or_closed(self):
         lp = c1m.Loop()
