@@ -290,8 +290,8 @@ _native_counters = []
 
 
 def native_counters_type():
-    """Counters on the extension's c1m.Counters (C integers the loop's C
-    timer publishes, worker.py), or None when the extension lacks it."""
+    """Counters on the extension's c1m.Counters (ints the loop's C timer
+    publishes, worker.py), or None when the extension lacks it."""
     if not _native_counters:
         try:
             base = getattr(import_c1m(), "Counters", None)
@@ -305,7 +305,7 @@ def native_counters_type():
 
 
 def make_counters(cfg, cap):
-    """The counters a worker's protocols update: C integers on the c1m loop
+    """The counters a worker's protocols update: c1m.Counters on the c1m loop
     (published from C), plain Python ints elsewhere."""
     cls = native_counters_type() if cfg.loop == "c1m" else None
     return (cls or Counters)(cap)

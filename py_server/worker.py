@@ -49,7 +49,7 @@ class Worker:
         self.c = make_counters(cfg, cfg.worker_conns)
         self.c.on_cap = self.on_cap
         self.c.on_low = self.on_low
-        # On the c1m loop the counters are C integers that the loop publishes
+        # On the c1m loop the counters are c1m.Counters that the loop publishes
         # from a C timer (pyext/counters_type.c says why); elsewhere tick()
         # publishes them from Python.
         self.native = statsfile is not None and hasattr(self.c, "attach")
