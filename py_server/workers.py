@@ -7,6 +7,7 @@ them, and never runs on half-dead: a worker that dies unexpectedly is marked
 failed in the counters file, reported, and the others are stopped (exit 1).
 """
 import errno
+import gc
 import os
 import signal
 import socket
@@ -135,6 +136,12 @@ def _fork_and_supervise(cfg, sf):
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, waitset)
     pids = [0] * cfg.workers
     parent = os.getpid()
+    # Everything made so far (modules, classes, the config) lives as long as
+    # the workers: out of the collector's sight (the permanent generation),
+    # a worker's collections no longer scan it, nor write its GC headers,
+    # which would copy the parent's pages into every worker (copy-on-write
+    # faults, kernel CPU in the ramp). gc's documentation for fork without exec.
+    gc.freeze()
     if getattr(cfg, "push", 0):
         # SIGUSR1 (push broadcast) is the workers': ignored from before the
         # fork, so one that arrives before a worker installs its handler (which
