@@ -425,6 +425,36 @@ class TestCounters(unittest.TestCase):
         lp.call_later(0.05, lp.stop)
         lp.run_forever()
 
+    @unittest.skipUnless(sys.version_info[:2] == (3, 11), "3.11's specialized instructions")
+    def test_the_protocol_hot_paths_specialize(self):
+        # py_server's accept and close paths on these counters: after a warm-up
+        # every load and store of the counters and of the configuration is a
+        # specialized instruction (a C integer member or a class attribute read
+        # through the instance is not: the generic lookup on each connection)
+        import dis
+        from py_server import loops
+        from py_server.protocol import LineProtocol
+        saved = (LineProtocol.W, LineProtocol.max_pending, LineProtocol.sndbuf,
+                 LineProtocol.rcvbuf, LineProtocol.loop)
+        self.addCleanup(LineProtocol.configure, *saved)
+        w = loops.native_counters_type()(1000)
+        LineProtocol.configure(w, 4096, 0, 0, None)   # as loops.C1mBackend does
+        for _ in range(100):
+            p = LineProtocol()
+            p.connection_made(None)
+            p.connection_lost(None)
+        self.assertEqual((w.accepted, w.open, w.closed), (100, 0, 100))
+        hot = {"W", "_W", "bufs", "_BUFS", "open", "accepted", "closed", "cap", "resume_at",
+               "t", "n"}
+        for f in (LineProtocol.connection_made, LineProtocol.connection_lost):
+            ops = [(i.opname, i.argval) for i in dis.get_instructions(f, adaptive=True)
+                   if i.argval in hot and i.opname.startswith(("LOAD_", "STORE_"))
+                   and not i.opname.startswith("LOAD_FAST")]
+            self.assertTrue(ops)
+            slow = [op for op in ops if op[0].endswith("ADAPTIVE") or op[0] in
+                    ("LOAD_ATTR", "STORE_ATTR", "LOAD_GLOBAL")]
+            self.assertEqual(slow, [], f.__name__)
+
     def test_subclass_with_slots_and_gc(self):
         from py_server import loops
         NC = loops.native_counters_type()
