@@ -13,9 +13,10 @@
 # connection costs, start-up and exit cancelled out. Columns: `total` (the worker's
 # whole life), `accept` (the listener callback, c_server/lib/listener.c:on_listen_io,
 # inclusive: accept, the Transport and the protocol, connection_made, epoll_ctl, and
-# the collector's passes the allocations there run), `lost` (pyext: connection_lost). `close` paths depend on how the closes batch and
-# are left in `total` only. N is at most the worker's fd limit (ulimit -n) - 64.
-# Needs root (ip netns) and valgrind. pyext/README.md "CPU per connection".
+# the collector's passes the allocations there run), `lost` (pyext: connection_lost).
+# The close paths depend on how the closes batch: in `total` and `lost` only.
+# N is at most the worker's fd limit (ulimit -n) - 64. Needs root (ip netns) and
+# valgrind. pyext/README.md "Instructions per connection".
 set -euo pipefail
 
 usage() {
