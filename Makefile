@@ -4,6 +4,7 @@
 #   make test SANITIZE=1   the same suite against an ASan/UBSan build
 #   make bench      the benchmark harness (root, network namespaces)
 #   make fuzz       libFuzzer targets fuzz/fuzz_*.c (clang), FUZZ_SECONDS each
+#   make help       every target and setting, one line each (harness/lib/settings.py)
 SHELL := /bin/bash
 ifeq ($(origin CC),default)
 CC := gcc
@@ -11,6 +12,23 @@ endif
 SANITIZE ?= 0
 # One interpreter, chosen once: Debian's sees apt's python3-uvloop.
 PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)
+
+# Every NAME=VALUE on make's command line must be a setting of harness/lib/settings.py
+# (make help lists them): a typo (TIER=10k) stops make here, exit 2, naming the closest.
+CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+ifneq ($(strip $(CMDLINE_VARS)),)
+SETTINGS_ERR := $(shell $(PYTHON) harness/lib/settings.py check-make \
+	$(foreach v,$(CMDLINE_VARS),'$(v)=$(subst ','\'',$(value $(v)))') 2>&1)
+ifneq ($(.SHELLSTATUS),0)
+$(if $(STATUS_FILE),$(shell echo 2 > '$(STATUS_FILE)'))
+$(error $(SETTINGS_ERR))
+endif
+endif
+# STATUS_FILE=F: the exit status of the script a target ran (0, 1, 2, 3, 130) is
+# written to F; make's own status is 2 for any failure (harness/README.md).
+# F is removed first: absent afterwards, no script ran (a build or a prerequisite failed).
+$(if $(STATUS_FILE),$(shell rm -f '$(STATUS_FILE)'))
+keep_status = $(if $(STATUS_FILE),; rc=$$?; echo $$rc > '$(STATUS_FILE)'; exit $$rc)
 
 ifeq ($(SANITIZE),1)
 BUILD ?= build-san
@@ -46,8 +64,10 @@ CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor $(BUILD)/c1m-calib
 
-.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build
+.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build help
 all: build
+help:
+	@$(PYTHON) harness/lib/settings.py help
 build: c pyext
 c: $(BINS) $(CTEST_BINS)
 
@@ -129,7 +149,7 @@ test-deps:
 
 # ---- the benchmark harness (root): TIERS=10k,100k CONTENDERS=c,pyext REPEAT=3
 bench: bench-root bench-deps build
-	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh
+	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh$(keep_status)
 # say why before installing or building anything
 bench-root:
 	@bash -c '. harness/lib/common.sh && require_root "make bench"'
@@ -141,17 +161,17 @@ bench-deps:
 demo: bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo
 plot:
-	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; exit 2; }
-	harness/plot.sh $(RUN)
+	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; (exit 2); }$(keep_status)
+	harness/plot.sh $(RUN)$(keep_status)
 # B/A per contender and tier with bootstrap 95% intervals and verdicts (harness/README.md):
 # the machines' differences first; time and CPU as ratios to the floor unless the
 # fingerprints are the same. [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv];
 # B= alone: A is the committed results/reference* sharing the most cells with B
 compare:
-	@test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; exit 2; }
+	@test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; (exit 2); }$(keep_status)
 	@$(PYTHON) harness/lib/results.py compare $(if $(MODE),--mode '$(MODE)') \
 		$(if $(filter-out 0,$(DISTURBED)),--disturbed) $(if $(FORMAT),--format '$(FORMAT)') \
-		$(if $(A),'$(A)',--reference) '$(B)'
+		$(if $(A),'$(A)',--reference) '$(B)'$(keep_status)
 # the figures of README.md and docs/ from the committed results, and results/README.md
 # (harness/lib/docs.py; docs/README.md "Figures"); docs-check fails, naming FILE:LINE, on drift
 .PHONY: docs docs-check
@@ -164,14 +184,14 @@ docs-check:
 # CONNS=10m: the other way, the memory N connections need
 .PHONY: capacity
 capacity:
-	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; exit 2; }
-	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(CONNS),--conns '$(CONNS)') $(if $(STALL),--stall '$(STALL)')
+	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; (exit 2); }$(keep_status)
+	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(CONNS),--conns '$(CONNS)') $(if $(STALL),--stall '$(STALL)')$(keep_status)
 # where each microsecond of an accept goes, by layer (perf; harness/anatomy-cpu, README):
 # CONTENDERS=c,pyext N=300k [HOLD=10] [OUT=results/X]; exit 3 when perf cannot sample
 .PHONY: anatomy-cpu
 anatomy-cpu: bench-root build
 	@harness/install-deps.sh anatomy || echo "anatomy-cpu: its packages could not all be installed: running with what is here" >&2
-	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/anatomy-cpu
+	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/anatomy-cpu$(keep_status)
 
 # ---- fuzzing (clang + libFuzzer; `make build` never needs clang).
 # Every fuzz/fuzz_NAME.c is a libFuzzer target linked with the library sources,

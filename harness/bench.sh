@@ -36,8 +36,10 @@ GUARD_PCT=115
 GUARD_FLOOR_BYTES=8192
 GUARD_MARGIN_MIB=256
 
+# usage [STATUS]: --help (0) on stdout, a usage error (2) on stderr
 usage() {
-    cat >&2 <<'USAGE'
+    local rc=${1:-2}
+    cat >&"$(( rc == 0 ? 1 : 2 ))" <<'USAGE'
 usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=value ...)
   TIERS=300k,500k,800k,1m   connection counts, run smallest first (k/m suffixes)
   CONTENDERS=...            comma list of c, pyext, uvloop, asyncio-protocol,
@@ -85,8 +87,11 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             SSH (harness/README.md "Remote hosts"; SSH_OPTS for ssh's options)
   APPLY_SYSCTL=0            with HOSTS: 1 writes the profile's kernel settings on the hosts
                             and restores them at the end (else they are compared and reported)
+A variable one letter away from one of these (TIER, CONTENDER) is refused (exit 2);
+`make help` lists every setting of every target (harness/lib/settings.py).
+Exit: 0 the suite ran, 1 harness error, 2 a bad setting, 130 interrupted.
 USAGE
-    exit "${1:-2}"
+    exit "$rc"
 }
 
 bad() { log "error: $1"; log "(harness/bench.sh --help lists the settings)"; exit 2; }
@@ -441,6 +446,38 @@ settle() {
     done
 }
 
+# ---- the plan's duration ------------------------------------------------------
+# lib/estimate.py, calibrated on the committed runs in results/: EST["C N"] the
+# seconds one run of contender C at N should take, EST_TOTAL the suite's.
+# eta: the time left, those estimates scaled by how this suite has gone so far.
+declare -A EST=()
+EST_TOTAL=0 EST_DONE=0 SUITE_T0=0
+estimate_plan() {
+    local c rest human="" basis=""
+    while read -r c rest; do
+        case $c in
+            total) EST_TOTAL=$rest ;;
+            human) human=$rest ;;
+            basis) basis=$rest ;;
+            *) EST["$c ${rest%% *}"]=${rest#* } ;;
+        esac
+    done < <("$PYTHON" "$C1M_ROOT/harness/lib/estimate.py" plan --tiers "$(IFS=,; echo "${TIER_N[*]}")"                  --contenders "$(IFS=,; echo "${CONT[*]}")" --hold "$HOLD" \
+                 --runs-per-cell $(( RUNS_TOTAL / (${#TIER_N[@]} * ${#CONT[@]}) )) 2>/dev/null)
+    if [ "$EST_TOTAL" -gt 0 ] 2>/dev/null; then
+        say "estimated duration: $human, until ~$(date -u -d "@$(( $(date +%s) + EST_TOTAL ))" +%H:%M) UTC ($basis)"
+    else
+        EST_TOTAL=0; say "estimated duration: unknown (${basis:-estimate.py failed})"
+    fi
+}
+eta() {
+    local left el=$(( SECONDS - SUITE_T0 ))
+    [ "$EST_TOTAL" -gt 0 ] || return 0
+    left=$(( EST_TOTAL - EST_DONE ))
+    [ "$EST_DONE" -gt 0 ] && left=$(( left * el / EST_DONE ))
+    [ "$left" -lt 0 ] && left=0
+    printf ', ETA %s UTC (~%d min left)' "$(date -u -d "@$(( $(date +%s) + left ))" +%H:%M)" $(( (left + 59) / 60 ))
+}
+
 # ---- one run ----------------------------------------------------------------
 CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0
 declare -A RES=()
@@ -515,7 +552,7 @@ run_case() {
     RUN_NO=$((RUN_NO + 1)) RES=()
     hb=$HEARTBEAT
     [ "$hb" = auto ] && hb=$(heartbeat_auto "$n")
-    say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s"
+    say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s$(eta)"
     local need
     for need in $(scenario_needs); do   # not started: it would refuse the flags (exit 2)
         if ! contender_supports "$c" "$need"; then
@@ -544,6 +581,7 @@ run_case() {
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
     [ -n "$var" ] && args+=(--variant "$var")
+    [ -t 2 ] || args+=(--quiet)       # \r progress lines only on a terminal, never in a piped log
     local runner=("$C1M_ROOT/harness/run_one.sh")
     if [ -n "$HOSTS_JSON" ]; then
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
@@ -679,6 +717,8 @@ bench_interrupted() { INTERRUPTED=1; printf '\n' >&2; }
 
 main() {
     case "${1:-}" in -h|--help) usage 0 ;; "") ;; *) log "bench.sh takes no arguments, only settings in the environment"; usage ;; esac
+    # a misspelt setting (TIER=10k) is refused before anything starts (lib/settings.py)
+    "$PYTHON" "$C1M_ROOT/harness/lib/settings.py" check-env || exit 2
     local cmd
     cmd=$(command_line)
     read_settings
@@ -695,7 +735,8 @@ main() {
     RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#PROFILES[@]} * ${#VARIANTS[@]} * ${#RATES[@]} * ${#CONT[@]} ))
     say "c1m bench: $cmd"
     say "results: $OUT"
-    say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; $RUNS_TOTAL runs"
+    say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; hold ${HOLD}s; $RUNS_TOTAL runs"
+    estimate_plan
     [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
         || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
     check_namespaces
@@ -707,6 +748,7 @@ main() {
     calibrate
     write_meta command="$cmd" started_utc="$(date -u +%FT%TZ)" completed=false
     say "$("$PYTHON" "$RESULTS_PY" machine "$OUT")"
+    SUITE_T0=$SECONDS
 
     local i r c p v rt
     for ((i = 0; i < ${#TIER_N[@]}; i++)); do
@@ -716,6 +758,7 @@ main() {
                     for rt in "${RATES[@]}"; do
                         for c in "${CONT[@]}"; do
                             run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r" "$p" "$v" "$rt"
+                            EST_DONE=$(( EST_DONE + ${EST["$c ${TIER_N[$i]}"]:-0} ))
                         done
                     done
                 done

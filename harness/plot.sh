@@ -15,9 +15,13 @@ source "$(dirname "$0")/lib/common.sh"
 GPDIR=$C1M_ROOT/harness/plots
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 
+# usage [STATUS]: --help (0) on stdout, a usage error (2) on stderr
 usage() {
-    log "usage: plot.sh RUN_DIR    (a results/<timestamp> directory written by bench.sh)"
-    exit "${1:-2}"
+    local rc=${1:-2}
+    printf '%s\n' "usage: plot.sh RUN_DIR    (a results/<timestamp> directory written by bench.sh)" \
+        "  writes RUN_DIR/plots/ and RUN_DIR/report.md (needs no root)" \
+        "exit: 0 done, 1 error (missing input, a directory it cannot write, gnuplot), 2 usage" >&"$(( rc == 0 ? 1 : 2 ))"
+    exit "$rc"
 }
 
 # (gp_quote: lib/common.sh)
@@ -47,6 +51,13 @@ main() {
         || die "gnuplot is missing: apt-get install gnuplot-nox (or harness/install-deps.sh bench)"
     plots=$run/plots
     data=$plots/data
+    # a directory another user (root, make bench) wrote is readable, not
+    # writable: say that, before results.py fails on its first write
+    local p
+    for p in "$run" "$plots" "$data" "$run/report.md"; do
+        [ ! -e "$p" ] || [ -w "$p" ] || die "cannot write $p (owned by $(stat -c %U -- "$p"), run as $(id -un)):" \
+            "run as its owner, or on a copy: cp -r $run /tmp/run && harness/plot.sh /tmp/run"
+    done
     mkdir -p "$data" || die "cannot create $data"
     rm -f "$plots"/*.png "$plots"/*.svg
     local have

@@ -24,8 +24,10 @@ source "$C1M_ROOT/harness/lib/gate.sh"
 source "$C1M_ROOT/harness/lib/scenario.sh"
 source "$C1M_ROOT/harness/lib/profiles.sh"
 
+# usage [STATUS]: --help (0) on stdout, a usage error (2) on stderr
 usage() {
-    cat >&2 <<'USAGE'
+    local rc=${1:-2}
+    cat >&"$(( rc == 0 ? 1 : 2 ))" <<'USAGE'
 usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S]
                   [--timeout S] [--ramp-stall S] [--port P|LO-HI] [--server-worker-conns N]
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
@@ -42,8 +44,10 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
   --tcp-mem SPEC: the machine-wide net.ipv4.tcp_mem for this run, restored after it:
   host (default: as it is), auto (the machine's memory) or LOW,PRESSURE,HIGH pages
+  --quiet: no live progress lines (without --log, the default when stderr is not a terminal)
+Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 USAGE
-    exit 2
+    exit "$rc"
 }
 
 contender="" conns="" out="" hold=10 heartbeat=5 timeout=600 ramp_stall=120 port=9000
@@ -80,10 +84,12 @@ while [ $# -gt 0 ]; do
         --server-cpus) need_value "$@"; server_cpus=$2; shift 2 ;;
         --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
         --tcp-mem) need_value "$@"; tcp_mem=$2; shift 2 ;;
-        -h|--help) usage ;;
+        -h|--help) usage 0 ;;
         *) log "unknown flag: $1"; usage ;;
     esac
 done
+# \r progress lines only on a terminal (with --log, the caller passes --quiet)
+[ -n "$logfile" ] || [ -t 2 ] || quiet=1
 # From here on, messages and progress go to --log (bench.sh shows that file:
 # no pipe whose reader could die and take this script down with SIGPIPE).
 if [ -n "$logfile" ]; then

@@ -1,0 +1,229 @@
+#!/usr/bin/env python3
+"""settings.py - the one table of c1m's make targets and settings.
+
+Every setting make or a script reads from its command line or environment is
+a row of SETTINGS: name, default, one-line meaning, the targets that read it
+and, where simple, a pattern its value must match. `make help` prints the
+table; make refuses a command-line variable that is not in it, and bench.sh an
+environment variable that is clearly a misspelt one (check-make, check-env
+below), both with exit 2 and the closest known name, before anything starts.
+
+  settings.py help                     make help: targets and settings, one line each
+  settings.py check-make NAME=VALUE... exit 2 on an unknown name or a bad value
+  settings.py check-env                exit 2 on an environment variable that is a typo
+  settings.py names [TARGET]           the names (read by TARGET), one a line
+
+Exit: 0 fine, 2 a refused setting (the message on stderr).
+"""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+# (target, duration, meaning). Durations: "build" measured here (make build -j2
+# into an empty directory, 2 vCPUs); "bench" computed by estimate.py from the
+# committed runs in results/; the others as each row says.
+TARGETS = [
+    ("help", "instant", "this list"),
+    ("build", "~10 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
+    ("test", "~27 min", "install the test packages (root), build, run every bats suite (each in its own namespace)"),
+    ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
+    ("plot", "~10 s", "redraw the plots and report.md of RUN from its records (no root)"),
+    ("compare", "~2 s", "B against A per contender and tier: ratio of medians, bootstrap interval, verdict"),
+    ("capacity", "~1 s", "connections that fit in a memory per contender, from RUN's measured costs"),
+    ("anatomy-cpu", "~40 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
+    ("fuzz", "~1 min + clang build", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
+    ("clean", "instant", "remove build/, build-san/ and pyext/build"),
+    ("c", "~8 s", "the C programs and C unit tests only (part of build)"),
+    ("pyext", "~5 s", "the Python extension only (part of build)"),
+    ("test-deps", "~0-2 min", "apt packages the tests need (root; nothing when present)"),
+    ("bench-deps", "~0-2 min", "apt packages make bench needs (root; nothing when present)"),
+    ("bench-root", "instant", "refuse (exit 1) unless root: the first step of bench and anatomy-cpu"),
+    ("fuzz-deps", "~0-2 min", "clang and libFuzzer (root; nothing when present)"),
+    ("fuzz-build", "~30 s", "build the fuzz targets only"),
+    ("all", "~10 s", "the same as build"),
+]
+DURATION_SOURCES = (
+    "durations: build/c/pyext measured here (2 vCPUs, -j2, empty BUILD); test from tests/run.sh's "
+    "timings; bench estimated from the committed runs in results/ (harness/lib/estimate.py); "
+    "anatomy-cpu from results/reference-anatomy-cpu-300k's samples; fuzz from FUZZ_SECONDS")
+
+ALL = ("bench", "anatomy-cpu")
+# name, default, meaning, targets, pattern (None: the reading script checks it)
+SETTINGS = [
+    # build and tests
+    ("PYTHON", "/usr/bin/python3", "the interpreter of the Python contenders and the harness", ("build", "test", "bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
+    ("BUILD", "build (build-san with SANITIZE=1)", "the build directory", ("build", "test", "bench", "anatomy-cpu", "fuzz"), None),
+    ("SANITIZE", "0", "1: build and test with ASan/UBSan (into build-san)", ("build", "test"), r"[01]"),
+    ("CC", "gcc", "the C compiler", ("build",), None),
+    ("EXTRA_CFLAGS", "", "added to the C compiler's flags", ("build",), None),
+    ("EXTRA_LDFLAGS", "", "added to the linker's flags", ("build",), None),
+    ("FUZZ_CC", "clang", "the compiler of the fuzz targets", ("fuzz",), None),
+    ("FUZZ_SECONDS", "60 / targets", "seconds each fuzz target runs", ("fuzz",), r"[1-9][0-9]*"),
+    ("STATUS_FILE", "", "write the script's own exit status (0/1/2/3/130) to this file (make exits 2 on any failure)", ("bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
+    # the suite (harness/bench.sh)
+    ("TIERS", "300k,500k,800k,1m", "connection counts (k/m suffixes), run smallest first", ("bench",), None),
+    ("CONTENDERS", "c,pyext,uvloop,asyncio-protocol,asyncio-streams", "comma list of contenders, or all (anatomy-cpu: default c,pyext)", ALL, None),
+    ("REPEAT", "1", "runs per contender and tier, interleaved; the summary is their median", ("bench",), r"[1-9][0-9]*"),
+    ("HOLD", "10", "seconds the connections are held after the ramp, heartbeats running", ALL, r"[0-9]+"),
+    ("HEARTBEAT", "auto", "seconds between two pings on a connection; auto = max(5, N/20000)", ALL, r"auto|[0-9]+"),
+    ("TIMEOUT", "900", "seconds a ramp may take before the run is a timeout", ALL, r"[0-9]+"),
+    ("RAMP_STALL", "120", "seconds a ramp may go without a new connection (0 = only TIMEOUT)", ("bench",), r"[0-9]+"),
+    ("OUT", "results/<UTC time>", "the results directory (must not hold a runs.csv yet)", ALL, None),
+    ("SERVER_WORKER_CONNS", "the server's own", "per-worker connection cap of the server", ALL, None),
+    ("CLIENT_WORKER_CONNS", "10000", "per-worker connection cap of the client", ALL, None),
+    ("MIN_AVAILABLE_MIB", "1024", "a run stops opening connections below this usable memory", ("bench",), r"[0-9]+"),
+    ("MEM_GUARD_MIB", "", "pretend usable memory is this (tests the memory guard)", ("bench",), r"[0-9]*"),
+    ("SETTLE_MAX", "60", "max seconds to wait between runs for freed memory to settle", ("bench",), r"[0-9]+"),
+    ("QUIET_MAX", "600 (anatomy-cpu 120)", "wait up to this many seconds for a quiet machine before each run; 0 = no gate", ALL, r"[0-9]+"),
+    ("QUIET_CPU_PCT", "10", "quiet = the machine at most this % busy over ~2 s", ALL, r"[0-9]+"),
+    ("DISTURB_PCT", "5", "a run whose outside CPU exceeds this % of the machine is disturbed", ("bench",), r"[0-9]+"),
+    ("INIT_PCT", "5", "the same for PID 1 alone (this machine kind's fd scanner)", ("bench",), r"[0-9]+"),
+    ("TCP_MEM", "host", "net.ipv4.tcp_mem during each run: host, auto or LOW,PRESSURE,HIGH pages", ("bench",), None),
+    ("SCENARIO", "idle", "what a run does after the hold: idle, push, stall, storm", ("bench",), None),
+    ("PROFILE", "tuned", "comma list of kernel profiles (tuned, stock, tuned-KEY, FILE, ablate), each a condition", ("bench",), None),
+    ("RATE", "0", "comma list of client connect rates (connections/s, 0 = unlimited), each a condition", ("bench",), None),
+    ("PORTS", "9000", "the server's port or a range LO-HI (up to 1024 ports)", ("bench",), None),
+    ("CPUS_SERVER", "", "local runs: the server on these CPUs (taskset -c)", ("bench",), None),
+    ("CPUS_CLIENT", "", "local runs: the client on these CPUs (taskset -c)", ("bench",), None),
+    ("HOSTS", "", "a hosts file: the server and the clients on other machines over SSH", ("bench",), None),
+    ("APPLY_SYSCTL", "0", "with HOSTS: 1 writes the profile's kernel settings on the hosts, restored at the end", ("bench",), r"[01]"),
+    ("REMOTE_PYTHON", "PYTHON", "with HOSTS: the interpreter on the hosts", ("bench",), None),
+    ("SSH_OPTS", "", "with HOSTS: extra ssh options (words)", ("bench",), None),
+    # scenario knobs (harness/lib/scenarios/NAME.sh scenario_knobs)
+    ("PUSH_BYTES", "1024", "SCENARIO=push: bytes per pushed message (32-1025)", ("bench",), r"[0-9]+"),
+    ("PUSH_EVERY", "30", "SCENARIO=push: seconds between two messages to a connection (0 = one broadcast)", ("bench",), None),
+    ("PUSH_BURST", "0", "SCENARIO=push: 1 = each interval's messages at once", ("bench",), r"[01]"),
+    ("PUSH_BROADCAST", "1", "SCENARIO=push: 1 = also time one SIGUSR1 broadcast", ("bench",), r"[01]"),
+    ("PUSH_WAIT", "300", "SCENARIO=push: seconds the push phase may take", ("bench",), r"[0-9]+"),
+    ("STALL", "0.01,0.1 (capacity: none)", "fractions of connections that stop reading (SCENARIO=stall; capacity: the planned one)", ("bench", "capacity"), None),
+    ("STALL_SNDBUF", "default,0", "SCENARIO=stall: the server's SO_SNDBUF variants", ("bench",), None),
+    ("STALL_PUSH_BYTES", "1024", "SCENARIO=stall: bytes per pushed message", ("bench",), r"[0-9]+"),
+    ("STALL_PUSH_EVERY", "1", "SCENARIO=stall: seconds between two pushes to a connection", ("bench",), None),
+    ("STALL_PUSH_FLOW", "honour", "SCENARIO=stall: honour or ignore the transport's flow control", ("bench",), r"honour|ignore"),
+    ("STALL_WAIT", "300", "SCENARIO=stall: seconds the stall phase may take", ("bench",), r"[0-9]+"),
+    ("STALL_STEADY", "10", "SCENARIO=stall: seconds without change that end the phase", ("bench",), r"[0-9]+"),
+    ("STORM_POLICY", "now,backoff", "SCENARIO=storm: the client's reconnect policies", ("bench",), None),
+    ("STORM_BACKOFF_BASE_MS", "100", "SCENARIO=storm: the backoff's base delay", ("bench",), r"[0-9]+"),
+    ("STORM_BACKOFF_CAP_MS", "10000", "SCENARIO=storm: the backoff's largest delay", ("bench",), r"[0-9]+"),
+    ("STORM_TIMEOUT", "300", "SCENARIO=storm: seconds the reconnection may take", ("bench",), r"[0-9]+"),
+    # plot, compare, capacity
+    ("RUN", "", "a results directory (results/X)", ("plot", "capacity"), None),
+    ("A", "", "the results directory compared against", ("compare",), None),
+    ("B", "", "the results directory compared", ("compare",), None),
+    ("MEM", "8/24/64/256 GiB table", "the memory to plan for (64G)", ("capacity",), None),
+    ("CONNS", "", "the other way: the memory this many connections need (10m)", ("capacity",), None),
+    # anatomy-cpu
+    ("N", "300k", "connections (k/m suffixes)", ("anatomy-cpu",), None),
+    ("PERF_PERIOD_US", "1000", "CPU microseconds between two samples of one process", ("anatomy-cpu",), r"[0-9]+"),
+    ("PERF_CALLGRAPH", "dwarf", "perf's call graphs: dwarf or fp", ("anatomy-cpu",), r"dwarf|fp"),
+    ("C1M_PERF", "perf on PATH", "the perf binary", ("anatomy-cpu",), None),
+    ("KEEP_PERF_DATA", "0", "1 = keep perf's raw data (large)", ("anatomy-cpu",), r"[01]"),
+    ("SCRIPT_TIMEOUT", "1800", "seconds perf script and the folding of one phase may take", ("anatomy-cpu",), r"[0-9]+"),
+]
+NAMES = [s[0] for s in SETTINGS]
+
+# Environment variables common outside c1m that are one letter from a setting
+# (HOST/HOSTS, PORT/PORTS): never taken for a typo.
+COMMON_ENV = {"HOST", "PORT", "HOSTNAME", "RUNLEVEL", "TERM", "HOME", "USER", "SHELL", "PATH", "LANG", "PWD"}
+
+
+def distance(a, b):
+    """Damerau-Levenshtein (optimal string alignment) distance."""
+    d = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) + 1):
+        d[i][0] = i
+    for j in range(len(b) + 1):
+        d[0][j] = j
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+    return d[len(a)][len(b)]
+
+
+def closest(name):
+    """(known name, distance) nearest to name, case-insensitively."""
+    return min(((k, distance(name.upper(), k)) for k in NAMES), key=lambda kd: kd[1])
+
+
+def is_typo(name):
+    """An environment name that is clearly a misspelt setting: upper case, not
+    a setting, not a common variable, and one edit (insert, delete, replace,
+    swap) from a setting of 4 or more letters (two for names of 10 or more)."""
+    if name in NAMES or name in COMMON_ENV or not re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", name):
+        return None
+    k, d = closest(name)
+    return k if len(k) >= 4 and (d <= 1 or (d <= 2 and len(name) >= 10)) else None
+
+
+def refuse(msg):
+    print(msg, file=sys.stderr)
+    return 2
+
+
+def check_make(pairs):
+    """make's command-line variables: every name in the table, every value
+    matching its pattern."""
+    errs = []
+    for p in pairs:
+        name, _, value = p.partition("=")
+        if name not in NAMES:
+            k, d = closest(name)
+            hint = "; did you mean %s?" % k if d <= max(2, len(name) // 3) else ""
+            errs.append("%s: unknown setting%s (make help lists them)" % (name, hint))
+            continue
+        pat = SETTINGS[NAMES.index(name)][4]
+        if pat and value and not re.fullmatch(pat, value):
+            errs.append("%s: %r does not match %s (make help)" % (name, value, pat))
+    return refuse("\n".join(errs)) if errs else 0
+
+
+def check_env(env):
+    bad = ["%s: unknown setting; did you mean %s? (a setting's name one letter away: "
+           "unset it or fix it; harness/bench.sh --help lists them)" % (n, is_typo(n))
+           for n in sorted(env) if is_typo(n)]
+    return refuse("\n".join(bad)) if bad else 0
+
+
+def help_text():
+    import estimate
+    out = ["c1m: make TARGET [NAME=VALUE ...]   (an unknown NAME is refused: exit 2)", "", "targets:"]
+    for name, dur, meaning in TARGETS:
+        if dur == "ESTIMATE":
+            dur = estimate.default_duration()
+        out.append("  %-12s %-26s %s" % (name, dur, meaning))
+    out += ["  (" + DURATION_SOURCES + ")", "", "settings (NAME=VALUE; default; the targets that read it):"]
+    for name, default, meaning, targets, _ in SETTINGS:
+        out.append("  %-22s %s [default %s; %s]" % (name, meaning, default or "unset", ",".join(targets)))
+    return "\n".join(out)
+
+
+def main(argv):
+    cmd = argv[1] if len(argv) > 1 else "help"
+    if cmd in ("-h", "--help"):
+        print(__doc__)
+        return 0
+    if cmd == "help":
+        try:
+            print(help_text())
+        except BrokenPipeError:     # make help | head
+            sys.stderr.close()
+        return 0
+    if cmd == "check-make":
+        return check_make(argv[2:])
+    if cmd == "check-env":
+        return check_env(os.environ)
+    if cmd == "names":
+        for name, _, _, targets, _ in SETTINGS:
+            if len(argv) < 3 or argv[2] in targets:
+                print(name)
+        return 0
+    return refuse("settings.py: unknown command %r (help, check-make, check-env, names)" % cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
