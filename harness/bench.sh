@@ -581,7 +581,6 @@ run_case() {
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
     [ -n "$var" ] && args+=(--variant "$var")
-    [ -t 2 ] || args+=(--quiet)       # \r progress lines only on a terminal, never in a piped log
     local runner=("$C1M_ROOT/harness/run_one.sh")
     if [ -n "$HOSTS_JSON" ]; then
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
@@ -621,7 +620,7 @@ run_case() {
         if [ -n "$leftovers" ] || [ "$rc" = 137 ]; then     # died before its cleanup
             RES[note]="run_one.sh was killed (signal $((rc - 128)))${leftovers:+; removed what it left: $leftovers}"
         else
-            RES[note]="run_one.sh exited $rc: $(grep -v $'\r' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
+            RES[note]="run_one.sh exited $rc: $(grep -v -e $'\r' -e '^  [^ ]' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
         fi
         record "${row[@]}" status="${RES[status]}" note="${RES[note]}"
     fi

@@ -44,7 +44,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
   --tcp-mem SPEC: the machine-wide net.ipv4.tcp_mem for this run, restored after it:
   host (default: as it is), auto (the machine's memory) or LOW,PRESSURE,HIGH pages
-  --quiet: no live progress lines (without --log, the default when stderr is not a terminal)
+  --quiet: no live progress lines (redrawn with \r on a terminal, else a plain line every 10 s)
 Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 USAGE
     exit "$rc"
@@ -88,8 +88,8 @@ while [ $# -gt 0 ]; do
         *) log "unknown flag: $1"; usage ;;
     esac
 done
-# \r progress lines only on a terminal (with --log, the caller passes --quiet)
-[ -n "$logfile" ] || [ -t 2 ] || quiet=1
+# \r progress lines only when stderr (bench.sh's, before --log) is a terminal (common.sh progress)
+[ -t 2 ] && PROGRESS_TTY=1
 # From here on, messages and progress go to --log (bench.sh shows that file:
 # no pipe whose reader could die and take this script down with SIGPIPE).
 if [ -n "$logfile" ]; then
@@ -285,7 +285,7 @@ while :; do
     t=$(now_s)
     open=$(stat_get "$stats" open)
     el=$(elapsed "$t0" "$t")
-    [ "$quiet" = 1 ] || { shown=1; printf '\r  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
+    [ "$quiet" = 1 ] || { shown=1; progress '  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
         "$conns" "${open:-0}" "$conns" "$(awk -v o="${open:-0}" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
     if ! kill -0 "$spid" 2>/dev/null; then
         R[status]=crashed
@@ -311,7 +311,7 @@ while :; do
 done
 t1=$(now_s)
 mark
-[ "$shown" = 1 ] && printf '\n' >&2
+[ "$shown" = 1 ] && progress_end
 cpu1=$(cpu_ticks $pids)
 read -r mb1 mt1 <<<"$(machine_cpu)"
 R[accepted]=$(stat_get "$stats" open)
@@ -357,13 +357,13 @@ while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counte
 hold_wait() {
     local left
     for ((left = $1; left > 0; left--)); do
-        [ "$quiet" = 1 ] || printf '\r  %-17s %8s  holding with heartbeats every %ss: %4ds left ' \
+        [ "$quiet" = 1 ] || progress '  %-17s %8s  holding with heartbeats every %ss: %4ds left ' \
             "$contender" "$conns" "$heartbeat" "$left" >&2
         hold_watch
         sleep 1 & wait $!
     done
     hold_watch
-    [ "$quiet" = 1 ] || printf '\n' >&2
+    [ "$quiet" = 1 ] || progress_end
 }
 # hold_watch: one look at the workers' line counts (lib/probe.sh worker_lines)
 # and CPU times (pid_ticks): when each last moved

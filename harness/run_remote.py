@@ -67,6 +67,26 @@ def log(msg):
     sys.stderr.flush()
 
 
+# run_one.sh's progress (lib/common.sh): redrawn with \r when stderr was a
+# terminal at the start (main sets TTY before --log); else a plain line at a
+# new phase and at most one every 10 s, so a piped log holds no \r.
+PROGRESS = {"tty": False, "fmt": None, "next": 0.0}
+
+
+def progress(fmt, args):
+    if PROGRESS["tty"]:
+        sys.stderr.write("\r" + fmt % args)
+    elif fmt != PROGRESS["fmt"] or time.monotonic() >= PROGRESS["next"]:
+        PROGRESS.update(fmt=fmt, next=time.monotonic() + 10)
+        sys.stderr.write(fmt % args + "\n")
+    sys.stderr.flush()
+
+
+def progress_end():
+    if PROGRESS["tty"]:
+        sys.stderr.write("\n")
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="run_remote.py")
     p.add_argument("--contender", required=True)
@@ -286,9 +306,8 @@ class Run:
             el = now - t0
             if not a.quiet:
                 shown = True
-                sys.stderr.write("\r  %-17s %8d  accepted %8d / %-8d %7.0f/s  %6.1fs (remote) "
-                                 % (a.contender, a.n, opened, a.n, opened / el if el > 0 else 0, el))
-                sys.stderr.flush()
+                progress("  %-17s %8d  accepted %8d / %-8d %7.0f/s  %6.1fs (remote) ",
+                         (a.contender, a.n, opened, a.n, opened / el if el > 0 else 0, el))
             if opened >= a.n:
                 reached = True
                 break
@@ -323,7 +342,7 @@ class Run:
             time.sleep(0.05)
         t1 = time.time()
         if shown:
-            sys.stderr.write("\n")
+            progress_end()
         R["t_accept_s"] = round(t1 - t0, 3)
         R["accepted"] = int(self.stat("open") or 0)
         cpu1 = int(self.probe(self.srv, "cpu_ticks", *pids))
@@ -411,20 +430,20 @@ class Run:
         end = time.time() + seconds
         while time.time() < end:
             if not self.a.quiet:
-                sys.stderr.write("\r  %-17s %8d  holding (remote): %4ds left " % (
-                    self.a.contender, self.a.n, int(end - time.time() + 0.999)))
+                progress("  %-17s %8d  holding (remote): %4ds left ",
+                         (self.a.contender, self.a.n, int(end - time.time() + 0.999)))
             for p in procs:
                 if not p.alive():
                     if p.ended_with() is None:
                         raise Lost(p.host, "its session ended during the hold")
                     if not self.a.quiet:
-                        sys.stderr.write("\n")
+                        progress_end()
                     if p.host is self.srv:
                         return "server-died", "the server exited %d during the hold" % p.rc
                     return "client-stopped", "the client on %s exited %d during the hold" % (p.host["name"], p.rc)
             time.sleep(0.5)
         if not self.a.quiet:
-            sys.stderr.write("\n")
+            progress_end()
         return None
 
     def keepalive(self):
@@ -518,6 +537,7 @@ def last_row(path):
 
 def main(argv):
     a = parse_args(argv)
+    PROGRESS["tty"] = sys.stderr.isatty()
     if a.log:
         fd = os.open(a.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         os.dup2(fd, 2)

@@ -181,6 +181,9 @@ setup() {
         || fail "no estimate: $(cat "$BATS_TEST_TMPDIR/log")"
     grep -q '^\[1/1\] c at 2k.*, ETA [0-9:]* UTC (~[0-9]* min left)' "$BATS_TEST_TMPDIR/log" \
         || fail "no ETA: $(cat "$BATS_TEST_TMPDIR/log")"
+    # each phase still shows, as a plain line
+    grep -q '^  c  *2000  holding with heartbeats every 1s' "$BATS_TEST_TMPDIR/log" \
+        || fail "no plain hold line: $(cat "$BATS_TEST_TMPDIR/log")"
     ! grep -q $'\r' "$BATS_TEST_TMPDIR/log" || fail "a \\r in the piped log: $(grep -c $'\r' "$BATS_TEST_TMPDIR/log") lines"
     ! grep -q $'\r' "$out/runs/c-2k-1/run_one.log" || fail "a \\r in run_one.log"
 }

@@ -82,6 +82,23 @@ honour_sigint() {
     [[ $ign =~ ^[0-9a-fA-F]{1,16}$ ]] && (( 0x$ign & 2 )) || return 0   # bit 1: SIGINT
     C1M_SIGINT_RESET=1 exec env --default-signal=INT "$BASH" "$@"
 }
+# progress FORMAT ARGS...: a run's live progress line on stderr, redrawn in
+# place (\r) when PROGRESS_TTY=1 (the script's stderr was a terminal when it
+# started: run_one.sh sets it); elsewhere (a piped log, a file) a plain line,
+# one at a change of FORMAT (a new phase) and at most one every 10 s after, so
+# a log holds no \r and still shows each phase (tests wait for "holding").
+# progress_end: the newline that ends a redrawn line.
+PROGRESS_TTY=0 PROGRESS_FMT="" PROGRESS_NEXT=0
+progress() {
+    local fmt=$1; shift
+    # shellcheck disable=SC2059  # the format is the caller's
+    if [ "$PROGRESS_TTY" = 1 ]; then printf "\r$fmt" "$@" >&2; return 0; fi
+    [ "$fmt" != "$PROGRESS_FMT" ] || [ "$SECONDS" -ge "$PROGRESS_NEXT" ] || return 0
+    PROGRESS_FMT=$fmt PROGRESS_NEXT=$((SECONDS + 10))
+    # shellcheck disable=SC2059
+    printf "$fmt\n" "$@" >&2
+}
+progress_end() { [ "$PROGRESS_TTY" = 1 ] && printf '\n' >&2; return 0; }
 # A dead reader of our stderr (a closed pipe, a terminal gone) must not kill a
 # script before it cleans up: writes then fail with EPIPE instead of SIGPIPE.
 trap '' PIPE

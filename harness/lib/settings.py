@@ -21,33 +21,36 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-# (target, duration, meaning). Durations: "build" measured here (make build -j2
-# into an empty directory, 2 vCPUs); "bench" computed by estimate.py from the
-# committed runs in results/; the others as each row says.
+# (target, duration, meaning). Durations (DURATION_SOURCES): build, c, pyext,
+# plot, compare, capacity, fuzz-build measured on this machine kind (2 vCPUs,
+# shared: load ~8, `make -s TARGET` into an empty BUILD; plot, compare and
+# capacity on results/reference, 2026-12-06); bench computed by estimate.py from
+# the committed runs; test the whole suite's last measured length.
 TARGETS = [
     ("help", "instant", "this list"),
-    ("build", "~10 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
+    ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
     ("test", "~27 min", "install the test packages (root), build, run every bats suite (each in its own namespace)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
-    ("plot", "~10 s", "redraw the plots and report.md of RUN from its records (no root)"),
-    ("compare", "~2 s", "B against A per contender and tier: ratio of medians, bootstrap interval, verdict"),
+    ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
+    ("compare", "~1 s", "B against A per contender and tier: ratio of medians, bootstrap interval, verdict"),
     ("capacity", "~1 s", "connections that fit in a memory per contender, from RUN's measured costs"),
-    ("anatomy-cpu", "~40 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
-    ("fuzz", "~1 min + clang build", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
+    ("anatomy-cpu", "~35 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
+    ("fuzz", "~70 s", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
     ("clean", "instant", "remove build/, build-san/ and pyext/build"),
-    ("c", "~8 s", "the C programs and C unit tests only (part of build)"),
-    ("pyext", "~5 s", "the Python extension only (part of build)"),
-    ("test-deps", "~0-2 min", "apt packages the tests need (root; nothing when present)"),
-    ("bench-deps", "~0-2 min", "apt packages make bench needs (root; nothing when present)"),
+    ("c", "~17 s", "the C programs and C unit tests only (part of build)"),
+    ("pyext", "~10 s", "the Python extension only (part of build)"),
+    ("test-deps", "~1 s installed", "apt packages the tests need (root; apt-get when missing)"),
+    ("bench-deps", "~1 s installed", "apt packages make bench needs (root; apt-get when missing)"),
     ("bench-root", "instant", "refuse (exit 1) unless root: the first step of bench and anatomy-cpu"),
-    ("fuzz-deps", "~0-2 min", "clang and libFuzzer (root; nothing when present)"),
-    ("fuzz-build", "~30 s", "build the fuzz targets only"),
-    ("all", "~10 s", "the same as build"),
+    ("fuzz-deps", "~1 s installed", "clang and libFuzzer (root; apt-get when missing)"),
+    ("fuzz-build", "~6 s", "build the fuzz targets only"),
+    ("all", "~25 s", "the same as build"),
 ]
 DURATION_SOURCES = (
-    "durations: build/c/pyext measured here (2 vCPUs, -j2, empty BUILD); test from tests/run.sh's "
-    "timings; bench estimated from the committed runs in results/ (harness/lib/estimate.py); "
-    "anatomy-cpu from results/reference-anatomy-cpu-300k's samples; fuzz from FUZZ_SECONDS")
+    "durations: build, c, pyext, plot, compare, capacity, fuzz-build measured on this machine kind "
+    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run; bench estimated from the committed "
+    "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
+    "samples; fuzz: FUZZ_SECONDS (60) plus its build")
 
 ALL = ("bench", "anatomy-cpu")
 # name, default, meaning, targets, pattern (None: the reading script checks it)

@@ -162,7 +162,7 @@ scenario_run() {
         [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
         el=$(elapsed "$t_kill" "$(now_s)")
         open=$(stat_get "$stats" open)
-        [ "$quiet" = 1 ] || printf '\r  %-17s %8s  storm (%s): open %8d / %-8d %6.1fs ' "$contender" \
+        [ "$quiet" = 1 ] || progress '  %-17s %8s  storm (%s): open %8d / %-8d %6.1fs ' "$contender" \
             "$conns" "$variant" "${open:-0}" "$conns" "$el" >&2
         dead=$(stat_get "$stats" workers_dead)
         if ! kill -0 "$spid" 2>/dev/null || [ "${dead:-0}" -gt 0 ]; then
@@ -186,7 +186,7 @@ scenario_run() {
         fi
     done
     t_done=$(now_s)
-    [ "$quiet" = 1 ] || printf '\n' >&2
+    [ "$quiet" = 1 ] || progress_end
     [ -z "$failed" ] || scenario_fail "$why" "$failed"
     # shellcheck disable=SC2086
     read -r rss pss <<<"$(rss_kib $pids)"
