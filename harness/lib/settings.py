@@ -187,7 +187,7 @@ def check_make(pairs):
 
 def check_env(env):
     bad = ["%s: unknown setting; did you mean %s? (a setting's name one letter away: "
-           "unset it or fix it; harness/bench.sh --help lists them)" % (n, is_typo(n))
+           "unset it or fix it; make help lists them)" % (n, is_typo(n))
            for n in sorted(env) if is_typo(n)]
     return refuse("\n".join(bad)) if bad else 0
 
