@@ -89,6 +89,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 # \r progress lines only when stderr (bench.sh's, before --log) is a terminal (common.sh progress)
+# shellcheck disable=SC2034  # read by progress (common.sh)
 [ -t 2 ] && PROGRESS_TTY=1
 # From here on, messages and progress go to --log (bench.sh shows that file:
 # no pipe whose reader could die and take this script down with SIGPIPE).

@@ -206,7 +206,9 @@ def help_text():
 
 
 def main(argv):
-    cmd = argv[1] if len(argv) > 1 else "help"
+    if len(argv) < 2:
+        return refuse("usage: settings.py help | check-make NAME=VALUE... | check-env | names [TARGET]")
+    cmd = argv[1]
     if cmd in ("-h", "--help"):
         print(__doc__)
         return 0
