@@ -461,7 +461,8 @@ estimate_plan() {
             basis) basis=$rest ;;
             *) EST["$c ${rest%% *}"]=${rest#* } ;;
         esac
-    done < <("$PYTHON" "$C1M_ROOT/harness/lib/estimate.py" plan --tiers "$(IFS=,; echo "${TIER_N[*]}")"                  --contenders "$(IFS=,; echo "${CONT[*]}")" --hold "$HOLD" \
+    done < <("$PYTHON" "$C1M_ROOT/harness/lib/estimate.py" plan --tiers "$(IFS=,; echo "${TIER_N[*]}")" \
+                 --contenders "$(IFS=,; echo "${CONT[*]}")" --hold "$HOLD" \
                  --runs-per-cell $(( RUNS_TOTAL / (${#TIER_N[@]} * ${#CONT[@]}) )) 2>/dev/null)
     if [ "$EST_TOTAL" -gt 0 ] 2>/dev/null; then
         say "estimated duration: $human, until ~$(date -u -d "@$(( $(date +%s) + EST_TOTAL ))" +%H:%M) UTC ($basis)"

@@ -55,7 +55,7 @@ main() {
     # writable: say that, before results.py fails on its first write
     local p
     for p in "$run" "$plots" "$data" "$run/report.md"; do
-        [ ! -e "$p" ] || [ -w "$p" ] || die "cannot write $p (owned by $(stat -c %U -- "$p"), run as $(id -un)):" \
+        [ ! -e "$p" ] || [ -w "$p" ] || die "cannot write $p (owned by $(stat -c %U -- "$p"); you are $(id -un)):" \
             "run as its owner, or on a copy: cp -r $run /tmp/run && harness/plot.sh /tmp/run"
     done
     mkdir -p "$data" || die "cannot create $data"
