@@ -36,6 +36,8 @@ TARGETS = [
     ("capacity", "~1 s", "connections that fit in a memory per contender, from RUN's measured costs"),
     ("anatomy-cpu", "~35 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
     ("fuzz", "~70 s", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
+    ("docs", "~6 s", "render the figures of README.md and docs/ and results/README.md from the committed results"),
+    ("docs-check", "~6 s", "fail, naming FILE:LINE, where a document's figure differs from the data"),
     ("clean", "instant", "remove build/, build-san/ and pyext/build"),
     ("c", "~17 s", "the C programs and C unit tests only (part of build)"),
     ("pyext", "~10 s", "the Python extension only (part of build)"),
@@ -47,13 +49,15 @@ TARGETS = [
     ("all", "~25 s", "the same as build"),
 ]
 DURATION_SOURCES = (
-    "durations: build, c, pyext, plot, compare, capacity, fuzz-build measured on this machine kind "
+    "durations: build, c, pyext, plot, compare, capacity, fuzz-build, docs-check measured on this machine kind "
     "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run; bench estimated from the committed "
     "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
     "samples; fuzz: FUZZ_SECONDS (60) plus its build")
 
 ALL = ("bench", "anatomy-cpu")
-# name, default, meaning, targets, pattern (None: the reading script checks it)
+# name, default, meaning, targets, pattern: only for a make-only setting no
+# script checks (SANITIZE=2 would build without sanitizers); None: the script
+# that reads it checks it (one home per rule)
 SETTINGS = [
     # build and tests
     ("PYTHON", "/usr/bin/python3", "the interpreter of the Python contenders and the harness", ("build", "test", "bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
@@ -63,26 +67,26 @@ SETTINGS = [
     ("EXTRA_CFLAGS", "", "added to the C compiler's flags", ("build",), None),
     ("EXTRA_LDFLAGS", "", "added to the linker's flags", ("build",), None),
     ("FUZZ_CC", "clang", "the compiler of the fuzz targets", ("fuzz",), None),
-    ("FUZZ_SECONDS", "60 / targets", "seconds each fuzz target runs", ("fuzz",), r"[1-9][0-9]*"),
+    ("FUZZ_SECONDS", "60 / targets", "seconds each fuzz target runs", ("fuzz",), None),
     ("STATUS_FILE", "", "write the script's own exit status (0/1/2/3/130) to this file (make exits 2 on any failure)", ("bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
     # the suite (harness/bench.sh)
     ("TIERS", "300k,500k,800k,1m", "connection counts (k/m suffixes), run smallest first", ("bench",), None),
     ("CONTENDERS", "c,pyext,uvloop,asyncio-protocol,asyncio-streams", "comma list of contenders, or all (anatomy-cpu: default c,pyext)", ALL, None),
-    ("REPEAT", "1", "runs per contender and tier, interleaved; the summary is their median", ("bench",), r"[1-9][0-9]*"),
-    ("HOLD", "10", "seconds the connections are held after the ramp, heartbeats running", ALL, r"[0-9]+"),
-    ("HEARTBEAT", "auto", "seconds between two pings on a connection; auto = max(5, N/20000)", ALL, r"auto|[0-9]+"),
-    ("TIMEOUT", "900", "seconds a ramp may take before the run is a timeout", ALL, r"[0-9]+"),
-    ("RAMP_STALL", "120", "seconds a ramp may go without a new connection (0 = only TIMEOUT)", ("bench",), r"[0-9]+"),
+    ("REPEAT", "1", "runs per contender and tier, interleaved; the summary is their median", ("bench",), None),
+    ("HOLD", "10", "seconds the connections are held after the ramp, heartbeats running", ALL, None),
+    ("HEARTBEAT", "auto", "seconds between two pings on a connection; auto = max(5, N/20000)", ALL, None),
+    ("TIMEOUT", "900", "seconds a ramp may take before the run is a timeout", ALL, None),
+    ("RAMP_STALL", "120", "seconds a ramp may go without a new connection (0 = only TIMEOUT)", ("bench",), None),
     ("OUT", "results/<UTC time>", "the results directory (must not hold a runs.csv yet)", ALL, None),
     ("SERVER_WORKER_CONNS", "the server's own", "per-worker connection cap of the server", ALL, None),
     ("CLIENT_WORKER_CONNS", "10000", "per-worker connection cap of the client", ALL, None),
-    ("MIN_AVAILABLE_MIB", "1024", "a run stops opening connections below this usable memory", ("bench",), r"[0-9]+"),
-    ("MEM_GUARD_MIB", "", "pretend usable memory is this (tests the memory guard)", ("bench",), r"[0-9]*"),
-    ("SETTLE_MAX", "60", "max seconds to wait between runs for freed memory to settle", ("bench",), r"[0-9]+"),
-    ("QUIET_MAX", "600 (anatomy-cpu 120)", "wait up to this many seconds for a quiet machine before each run; 0 = no gate", ALL, r"[0-9]+"),
-    ("QUIET_CPU_PCT", "10", "quiet = the machine at most this % busy over ~2 s", ALL, r"[0-9]+"),
-    ("DISTURB_PCT", "5", "a run whose outside CPU exceeds this % of the machine is disturbed", ("bench",), r"[0-9]+"),
-    ("INIT_PCT", "5", "the same for PID 1 alone (this machine kind's fd scanner)", ("bench",), r"[0-9]+"),
+    ("MIN_AVAILABLE_MIB", "1024", "a run stops opening connections below this usable memory", ("bench",), None),
+    ("MEM_GUARD_MIB", "", "pretend usable memory is this (tests the memory guard)", ("bench",), None),
+    ("SETTLE_MAX", "60", "max seconds to wait between runs for freed memory to settle", ("bench",), None),
+    ("QUIET_MAX", "600 (anatomy-cpu 120)", "wait up to this many seconds for a quiet machine before each run; 0 = no gate", ALL, None),
+    ("QUIET_CPU_PCT", "10", "quiet = the machine at most this % busy over ~2 s", ALL, None),
+    ("DISTURB_PCT", "5", "a run whose outside CPU exceeds this % of the machine is disturbed", ("bench",), None),
+    ("INIT_PCT", "5", "the same for PID 1 alone (this machine kind's fd scanner)", ("bench",), None),
     ("TCP_MEM", "host", "net.ipv4.tcp_mem during each run: host, auto or LOW,PRESSURE,HIGH pages", ("bench",), None),
     ("SCENARIO", "idle", "what a run does after the hold: idle, push, stall, storm", ("bench",), None),
     ("PROFILE", "tuned", "comma list of kernel profiles (tuned, stock, tuned-KEY, FILE, ablate), each a condition", ("bench",), None),
@@ -91,39 +95,42 @@ SETTINGS = [
     ("CPUS_SERVER", "", "local runs: the server on these CPUs (taskset -c)", ("bench",), None),
     ("CPUS_CLIENT", "", "local runs: the client on these CPUs (taskset -c)", ("bench",), None),
     ("HOSTS", "", "a hosts file: the server and the clients on other machines over SSH", ("bench",), None),
-    ("APPLY_SYSCTL", "0", "with HOSTS: 1 writes the profile's kernel settings on the hosts, restored at the end", ("bench",), r"[01]"),
+    ("APPLY_SYSCTL", "0", "with HOSTS: 1 writes the profile's kernel settings on the hosts, restored at the end", ("bench",), None),
     ("REMOTE_PYTHON", "PYTHON", "with HOSTS: the interpreter on the hosts", ("bench",), None),
     ("SSH_OPTS", "", "with HOSTS: extra ssh options (words)", ("bench",), None),
     # scenario knobs (harness/lib/scenarios/NAME.sh scenario_knobs)
-    ("PUSH_BYTES", "1024", "SCENARIO=push: bytes per pushed message (32-1025)", ("bench",), r"[0-9]+"),
+    ("PUSH_BYTES", "1024", "SCENARIO=push: bytes per pushed message (32-1025)", ("bench",), None),
     ("PUSH_EVERY", "30", "SCENARIO=push: seconds between two messages to a connection (0 = one broadcast)", ("bench",), None),
-    ("PUSH_BURST", "0", "SCENARIO=push: 1 = each interval's messages at once", ("bench",), r"[01]"),
-    ("PUSH_BROADCAST", "1", "SCENARIO=push: 1 = also time one SIGUSR1 broadcast", ("bench",), r"[01]"),
-    ("PUSH_WAIT", "300", "SCENARIO=push: seconds the push phase may take", ("bench",), r"[0-9]+"),
+    ("PUSH_BURST", "0", "SCENARIO=push: 1 = each interval's messages at once", ("bench",), None),
+    ("PUSH_BROADCAST", "1", "SCENARIO=push: 1 = also time one SIGUSR1 broadcast", ("bench",), None),
+    ("PUSH_WAIT", "300", "SCENARIO=push: seconds the push phase may take", ("bench",), None),
     ("STALL", "0.01,0.1 (capacity: none)", "fractions of connections that stop reading (SCENARIO=stall; capacity: the planned one)", ("bench", "capacity"), None),
     ("STALL_SNDBUF", "default,0", "SCENARIO=stall: the server's SO_SNDBUF variants", ("bench",), None),
-    ("STALL_PUSH_BYTES", "1024", "SCENARIO=stall: bytes per pushed message", ("bench",), r"[0-9]+"),
+    ("STALL_PUSH_BYTES", "1024", "SCENARIO=stall: bytes per pushed message", ("bench",), None),
     ("STALL_PUSH_EVERY", "1", "SCENARIO=stall: seconds between two pushes to a connection", ("bench",), None),
-    ("STALL_PUSH_FLOW", "honour", "SCENARIO=stall: honour or ignore the transport's flow control", ("bench",), r"honour|ignore"),
-    ("STALL_WAIT", "300", "SCENARIO=stall: seconds the stall phase may take", ("bench",), r"[0-9]+"),
-    ("STALL_STEADY", "10", "SCENARIO=stall: seconds without change that end the phase", ("bench",), r"[0-9]+"),
+    ("STALL_PUSH_FLOW", "honour", "SCENARIO=stall: honour or ignore the transport's flow control", ("bench",), None),
+    ("STALL_WAIT", "300", "SCENARIO=stall: seconds the stall phase may take", ("bench",), None),
+    ("STALL_STEADY", "10", "SCENARIO=stall: seconds without change that end the phase", ("bench",), None),
     ("STORM_POLICY", "now,backoff", "SCENARIO=storm: the client's reconnect policies", ("bench",), None),
-    ("STORM_BACKOFF_BASE_MS", "100", "SCENARIO=storm: the backoff's base delay", ("bench",), r"[0-9]+"),
-    ("STORM_BACKOFF_CAP_MS", "10000", "SCENARIO=storm: the backoff's largest delay", ("bench",), r"[0-9]+"),
-    ("STORM_TIMEOUT", "300", "SCENARIO=storm: seconds the reconnection may take", ("bench",), r"[0-9]+"),
+    ("STORM_BACKOFF_BASE_MS", "100", "SCENARIO=storm: the backoff's base delay", ("bench",), None),
+    ("STORM_BACKOFF_CAP_MS", "10000", "SCENARIO=storm: the backoff's largest delay", ("bench",), None),
+    ("STORM_TIMEOUT", "300", "SCENARIO=storm: seconds the reconnection may take", ("bench",), None),
     # plot, compare, capacity
     ("RUN", "", "a results directory (results/X)", ("plot", "capacity"), None),
-    ("A", "", "the results directory compared against", ("compare",), None),
+    ("A", "the reference sharing most cells with B", "the results directory compared against", ("compare",), None),
     ("B", "", "the results directory compared", ("compare",), None),
+    ("MODE", "auto", "compare: time and CPU as absolute figures or ratios to the floor (auto, absolute, ratio)", ("compare",), None),
+    ("DISTURBED", "0", "compare: 1 = include disturbed runs, marked", ("compare",), r"[01]"),
+    ("FORMAT", "text", "compare's output: text, md, json or csv", ("compare",), None),
     ("MEM", "8/24/64/256 GiB table", "the memory to plan for (64G)", ("capacity",), None),
     ("CONNS", "", "the other way: the memory this many connections need (10m)", ("capacity",), None),
     # anatomy-cpu
     ("N", "300k", "connections (k/m suffixes)", ("anatomy-cpu",), None),
-    ("PERF_PERIOD_US", "1000", "CPU microseconds between two samples of one process", ("anatomy-cpu",), r"[0-9]+"),
-    ("PERF_CALLGRAPH", "dwarf", "perf's call graphs: dwarf or fp", ("anatomy-cpu",), r"dwarf|fp"),
+    ("PERF_PERIOD_US", "1000", "CPU microseconds between two samples of one process", ("anatomy-cpu",), None),
+    ("PERF_CALLGRAPH", "dwarf", "perf's call graphs: dwarf or fp", ("anatomy-cpu",), None),
     ("C1M_PERF", "perf on PATH", "the perf binary", ("anatomy-cpu",), None),
-    ("KEEP_PERF_DATA", "0", "1 = keep perf's raw data (large)", ("anatomy-cpu",), r"[01]"),
-    ("SCRIPT_TIMEOUT", "1800", "seconds perf script and the folding of one phase may take", ("anatomy-cpu",), r"[0-9]+"),
+    ("KEEP_PERF_DATA", "0", "1 = keep perf's raw data (large)", ("anatomy-cpu",), None),
+    ("SCRIPT_TIMEOUT", "1800", "seconds perf script and the folding of one phase may take", ("anatomy-cpu",), None),
 ]
 NAMES = [s[0] for s in SETTINGS]
 
