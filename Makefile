@@ -159,7 +159,7 @@ bench-deps:
 # [DEMO_TIER=10k] [DEMO_ANATOMY=asyncio-streams] [OUT=results/demo-<UTC time>]
 .PHONY: demo
 demo: bench-root bench-deps build
-	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo
+	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo$(keep_status)
 plot:
 	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; (exit 2); }$(keep_status)
 	harness/plot.sh $(RUN)$(keep_status)

@@ -87,7 +87,7 @@ setup() {
 }
 
 @test "every entry point's --help: stdout, nothing on stderr, exit 0" {
-    local cmds=(harness/bench.sh harness/run_one.sh harness/plot.sh harness/capacity harness/anatomy-cpu
+    local cmds=(harness/bench.sh harness/run_one.sh harness/plot.sh harness/demo harness/capacity harness/anatomy-cpu
                 harness/sendq-probe "$PYTHON harness/run_remote.py" "$PYTHON harness/lib/settings.py"
                 "$PYTHON harness/lib/estimate.py" "$PYTHON -m py_server" "$PYTHON -m py_server.anatomy")
     local b c

@@ -31,6 +31,7 @@ TARGETS = [
     ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
     ("test", "~27 min", "install the test packages (root), build, run every bats suite (each in its own namespace)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
+    ("demo", "~2 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
     ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
     ("compare", "~1 s", "B against A per contender and tier: ratio of medians, bootstrap interval, verdict"),
     ("capacity", "~1 s", "connections that fit in a memory per contender, from RUN's measured costs"),
@@ -52,7 +53,7 @@ DURATION_SOURCES = (
     "durations: build, c, pyext, plot, compare, capacity, fuzz-build, docs-check measured on this machine kind "
     "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run; bench estimated from the committed "
     "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
-    "samples; fuzz: FUZZ_SECONDS (60) plus its build")
+    "samples; demo as harness/README.md 'make demo' says; fuzz: FUZZ_SECONDS (60) plus its build")
 
 ALL = ("bench", "anatomy-cpu")
 # name, default, meaning, targets, pattern: only for a make-only setting no
@@ -68,7 +69,7 @@ SETTINGS = [
     ("EXTRA_LDFLAGS", "", "added to the linker's flags", ("build",), None),
     ("FUZZ_CC", "clang", "the compiler of the fuzz targets", ("fuzz",), None),
     ("FUZZ_SECONDS", "60 / targets", "seconds each fuzz target runs", ("fuzz",), None),
-    ("STATUS_FILE", "", "write the script's own exit status (0/1/2/3/130) to this file (make exits 2 on any failure)", ("bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
+    ("STATUS_FILE", "", "write the script's own exit status (0/1/2/3/130) to this file (make exits 2 on any failure)", ("bench", "demo", "plot", "compare", "capacity", "anatomy-cpu"), None),
     # the suite (harness/bench.sh)
     ("TIERS", "300k,500k,800k,1m", "connection counts (k/m suffixes), run smallest first", ("bench",), None),
     ("CONTENDERS", "c,pyext,uvloop,asyncio-protocol,asyncio-streams", "comma list of contenders, or all (anatomy-cpu: default c,pyext)", ALL, None),
@@ -77,7 +78,7 @@ SETTINGS = [
     ("HEARTBEAT", "auto", "seconds between two pings on a connection; auto = max(5, N/20000)", ALL, None),
     ("TIMEOUT", "900", "seconds a ramp may take before the run is a timeout", ALL, None),
     ("RAMP_STALL", "120", "seconds a ramp may go without a new connection (0 = only TIMEOUT)", ("bench",), None),
-    ("OUT", "results/<UTC time>", "the results directory (must not hold a runs.csv yet)", ALL, None),
+    ("OUT", "results/<UTC time>", "the results directory (must not hold a runs.csv yet)", ALL + ("demo",), None),
     ("SERVER_WORKER_CONNS", "the server's own", "per-worker connection cap of the server", ALL, None),
     ("CLIENT_WORKER_CONNS", "10000", "per-worker connection cap of the client", ALL, None),
     ("MIN_AVAILABLE_MIB", "1024", "a run stops opening connections below this usable memory", ("bench",), None),
@@ -115,6 +116,9 @@ SETTINGS = [
     ("STORM_BACKOFF_BASE_MS", "100", "SCENARIO=storm: the backoff's base delay", ("bench",), None),
     ("STORM_BACKOFF_CAP_MS", "10000", "SCENARIO=storm: the backoff's largest delay", ("bench",), None),
     ("STORM_TIMEOUT", "300", "SCENARIO=storm: seconds the reconnection may take", ("bench",), None),
+    # demo (harness/demo)
+    ("DEMO_TIER", "10k", "connections per contender (at most 100k)", ("demo",), None),
+    ("DEMO_ANATOMY", "asyncio-streams", "the Python contender opened up by object type", ("demo",), None),
     # plot, compare, capacity
     ("RUN", "", "a results directory (results/X)", ("plot", "capacity"), None),
     ("A", "the reference sharing most cells with B", "the results directory compared against", ("compare",), None),
