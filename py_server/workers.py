@@ -68,6 +68,7 @@ def _child(cfg, sf, index, old_mask, parent):
         # this worker's port of a --port range, as if it had been given alone
         cfg.port += index % cfg.port_count
         cfg.port_count = 1
+        apply_gc(cfg.gc, "worker")
         rc = Worker(cfg, sf, index, log=log).run(early_stop=lambda: bool(early))
     except BaseException:
         traceback.print_exc()
@@ -119,6 +120,7 @@ def run(cfg):
             "stats %s; pid %d" % (cfg.kind, cfg.workers, cfg.worker_conns, cfg.host, ports,
                                   cfg.sndbuf, cfg.rcvbuf, cfg.max_pending, cfg.stats, os.getpid()))
 
+    apply_gc(cfg.gc, "parent")
     try:
         return _fork_and_supervise(cfg, sf)
     finally:
@@ -129,6 +131,19 @@ def run(cfg):
                 os.unlink(cfg.stats)
             except OSError:
                 pass
+
+
+def apply_gc(mode, where):
+    """--gc MODE at WHERE ("parent": after start-up, before forking;
+    "worker": in a worker before it serves). freeze: start-up's objects
+    (modules, classes, the loop's) into the permanent generation in the
+    parent, so the workers' collections never scan them again nor touch their
+    pages (copy-on-write pages stay shared); off: no collection in the
+    workers (reference counting still frees what has no cycle)."""
+    if mode == "freeze" and where == "parent":
+        gc.freeze()
+    elif mode == "off" and where == "worker":
+        gc.disable()
 
 
 def _fork_and_supervise(cfg, sf):

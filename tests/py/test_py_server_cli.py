@@ -165,6 +165,35 @@ class UsageTest(unittest.TestCase):
         self.assertIn("--worker-conns", r.stdout)
 
 
+class GcTest(unittest.TestCase):
+    """--gc default|freeze|off (the ladder of fixes' garbage-collector steps,
+    bench PY_GC): parsed, refused when unknown, applied where it says."""
+
+    def test_values_and_a_bad_one(self):
+        base = ["--loop", "asyncio", "--api", "protocol"]
+        self.assertEqual(cli.parse(base).gc, "default")
+        for v in ("default", "freeze", "off"):
+            self.assertEqual(cli.parse(base + ["--gc", v]).gc, v)
+        r = run_cli(base + ["--gc", "later"])
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--gc", r.stderr)
+        self.assertIn("--gc", run_cli(["--help"]).stdout)
+
+    def test_applied_in_the_parent_and_the_workers(self):
+        # in a fresh interpreter: (enabled, frozen objects) after the parent's
+        # and a worker's step
+        code = ("import gc, sys\nfrom py_server import workers\n"
+                "workers.apply_gc(sys.argv[1], 'parent'); p = (gc.isenabled(), gc.get_freeze_count() > 0)\n"
+                "workers.apply_gc(sys.argv[1], 'worker'); w = (gc.isenabled(), gc.get_freeze_count() > 0)\n"
+                "print(p, w)")
+        want = {"default": "(True, False) (True, False)",
+                "freeze": "(True, True) (True, True)",
+                "off": "(True, False) (False, False)"}
+        for mode, out in want.items():
+            r = subprocess.run([PYTHON, "-c", code, mode], cwd=REPO, capture_output=True, text=True, timeout=20)
+            self.assertEqual(r.stdout.strip(), out, (mode, r.stderr))
+
+
 class UnavailableTest(unittest.TestCase):
     """A loop that cannot be imported: exit 3 with a clear message, never a
     silent fallback. Simulated with a module that fails to import."""
