@@ -42,20 +42,30 @@ import sys
 LAYERS = (
     "kernel: accept + TCP",
     "kernel: epoll",
+    "kernel: page faults",
     "kernel: other",
     "libc1m loop",
     "c1m server/extension code",
     "counters publishing",
     "libuv/uvloop",
-    "CPython interpreter",
-    "allocation (pymalloc, malloc, gc)",
+    "gevent/greenlet/libev",
+    "_asyncio C accelerator",
+    "socket/select modules",
+    "CPython eval loop",
+    "CPython objects/calls/builtins",
+    "CPython unnamed statics",
+    "allocation (pymalloc, malloc)",
+    "garbage collector",
+    "libc",
     "other",
     "unknown",
 )
-K_TCP, K_EPOLL, K_OTHER, LIBC1M, OURS, COUNTERS, LIBUV, CPYTHON, ALLOC, OTHER, UNKNOWN = LAYERS
+(K_TCP, K_EPOLL, K_FAULT, K_OTHER, LIBC1M, OURS, COUNTERS, LIBUV, GEVENT, ASYNCIO_C, SOCKET, EVAL,
+ OBJECTS, STATICS, ALLOC, GC, LIBC, OTHER, UNKNOWN) = LAYERS
 # One colour per layer: the flame graphs and the stacked bars agree.
-COLOURS = dict(zip(LAYERS, ("#4c72b0", "#64b5cd", "#8da0cb", "#55a868", "#8fd175", "#ccb974",
-                            "#8172b3", "#dd8452", "#c44e52", "#bcbcbc", "#e0e0e0")))
+COLOURS = dict(zip(LAYERS, ("#4c72b0", "#64b5cd", "#2a4d7a", "#8da0cb", "#55a868", "#8fd175", "#ccb974",
+                            "#8172b3", "#b59bd9", "#da8bc3", "#937860", "#dd8452", "#f0b27a", "#f5d6b3",
+                            "#c44e52", "#7a1f24", "#6b8e23", "#bcbcbc", "#e0e0e0")))
 GENERIC = "generic (counted in its caller's layer)"
 TRANSPARENT = None      # a rule result: not this frame, ask its caller
 
@@ -101,35 +111,68 @@ _SOCKET_SYSCALLS = {"accept", "accept4", "read", "readv", "recvfrom", "recvmsg",
                     "sendto", "sendmsg", "close", "shutdown", "setsockopt", "getsockopt",
                     "getsockname", "getpeername", "socket", "bind", "listen", "ioctl", "fcntl"}
 
+# Allocation: pymalloc (obmalloc), malloc, and the object allocators of the
+# gc-tracked types (gc_alloc, _PyObject_GC_New...: the allocation; a collection
+# they trigger is the garbage collector's, below).
 _U_ALLOC = (r"PyObject_(Malloc|Calloc|Realloc|Free)|_PyObject_(Malloc|Calloc|Realloc|Free)\w*|"
-            r"pymalloc_\w+|_PyObject_GC_\w+|PyObject_GC_\w+|_PyObject_New\w*|PyObject_Init\w*|"
-            r"PyMem_\w+|_PyMem_\w+|_PyObject_ArenaMmap|_PyObject_ArenaMunmap|obmalloc\w*|"
-            r"gc_collect\w*|collect|_PyGC_\w+|PyGC_\w+|"
+            r"pymalloc_\w+|allocate_from_new_pool|insert_to_\w+pool|_PyObject_GC_(New|NewVar|Resize|Link)\w*|"
+            r"PyObject_GC_(Track|UnTrack|Del)|gc_alloc|_PyObject_New\w*|PyObject_Init\w*|"
+            r"PyType_GenericAlloc|_PyType_AllocNoTrack|"
+            r"PyMem_\w+|_PyMem_\w+|_PyObject_ArenaMmap|_PyObject_ArenaMunmap|obmalloc\w*|new_arena|"
             r"malloc|free|calloc|realloc|cfree|_int_malloc|_int_free|_int_realloc|__libc_(malloc|"
             r"free|calloc|realloc)|tcache_\w+|malloc_consolidate|unlink_chunk\w*|sysmalloc|"
             r"__GI___libc_(malloc|free)|_dl_\w*alloc\w*")
+# The garbage collector's collection (Modules/gcmodule.c): a sample with any of
+# these frames is the collector's, whatever it was visiting (the tp_traverse
+# of a dict, a list...), so this rule is tried on the whole chain first.
+_U_GC_COLLECT = re.compile(
+    r"^(?:gc_collect\w*|collect|collect_with_callback|collect_generations|PyGC_Collect|_PyGC_\w+|"
+    r"gc_collect_main|subtract_refs|update_refs|move_unreachable|visit_decref|visit_reachable|"
+    r"deduce_unreachable|move_legacy_finalizers|handle_legacy_finalizers|finalize_garbage|"
+    r"delete_garbage|untrack_tuples|untrack_dicts|invoke_gc_callback|gc_list_\w+)$")
 _U_GENERIC = (r"__?mem(cpy|set|move|cmp)\w*|__strlen\w*|strlen|__str\w+|__GI_\w+|"
               r"__libc_\w+|__(accept4|read|write|close|recv|send|epoll_wait|epoll_ctl)\w*|"
               r"(accept4|read|write|close|recv|recvfrom|send|sendto|epoll_wait|epoll_pwait|"
               r"epoll_ctl|clock_gettime|__clock_gettime\w*|gettimeofday|syscall|ioctl|fcntl\w*)|"
               r"__vdso_\w+|__x86\.get_pc_thunk\.\w+|pthread_\w+|__pthread_\w+|___pthread_\w+")
+# libc's socket and epoll wrappers: an unnamed interpreter frame calling one of
+# these is the socket or select module (Modules/socketmodule.c and
+# selectmodule.c are the interpreter's only callers of them).
+_U_SOCKET_WRAPPER = re.compile(
+    r"^(?:__GI_)?_*(?:libc_)?(?:accept4?|recv|recvfrom|recvmsg|send|sendto|sendmsg|setsockopt|"
+    r"getsockopt|getsockname|getpeername|shutdown|socket|bind|listen|epoll_wait|epoll_pwait|"
+    r"epoll_ctl|epoll_create1?)$")
+_PY_DSO = r".*/(python3[.\d]*|libpython3[.\d]*\.so[.\d]*)$"
+_PY_DSO_RE = re.compile(_PY_DSO)
 
 LAYER_RULES = (
     # kernel frames
     ("k", _K_GENERIC, None, TRANSPARENT),
+    ("k", r"asm_exc_page_fault|exc_page_fault|do_user_addr_fault|handle_mm_fault|__handle_mm_fault|"
+          r"handle_pte_fault|do_anonymous_page|do_fault|do_read_fault|do_cow_fault|do_wp_page|"
+          r"wp_page_copy|do_huge_pmd_anonymous_page|clear_page\w*|lock_vma_under_rcu|"
+          r"lock_mm_and_find_vma|filemap_map_pages", None, K_FAULT),
     ("k", _K_EPOLL, None, K_EPOLL),
     ("k", _K_TCP, None, K_TCP),
-    # user frames
-    ("u", _U_ALLOC, None, ALLOC),
+    # user frames: C libraries and accelerators by their file, named or not
     ("u", None, r".*(/libuv[^/]*\.so[^/]*|/uvloop/[^/]*\.so)$", LIBUV),
     ("u", r"uv_\w+|uv__\w+", None, LIBUV),
+    ("u", None, r".*/(gevent|greenlet)/.*\.so$|.*/libev[^/]*\.so[^/]*$", GEVENT),
+    ("u", None, r".*/_asyncio[.\w-]*\.so$", ASYNCIO_C),
+    ("u", _U_ALLOC, None, ALLOC),
     ("u", _U_GENERIC, None, TRANSPARENT),
-    ("u", r"_?Py\w+|_Py\w+|PyEval\w*", None, CPYTHON),
-    # any other resolved symbol of the interpreter or its C modules; an
-    # unresolved one is unknown (Debian strips CPython's static functions, and
-    # obmalloc's and the gc's are among them: allocation or interpreter?)
-    ("u", r".+", r".*/(python3[.\d]*|libpython3[.\d]*\.so[.\d]*)$", CPYTHON),
-    ("u", r".+", r".*/python3[.\d]*/lib-dynload/[^/]*\.so$", CPYTHON),
+    # the socket and select modules, where their functions are named (a
+    # CPython built with its symbols; Debian's strips them: see _classify_user)
+    ("u", r"sock_\w+|socket_\w+|internal_(setblocking|select|connect)|getsockaddrarg|makesockaddr|"
+          r"makeipaddr|setipaddr|init_sockobject|new_sockobject|select_\w+|pyepoll_\w+|"
+          r"newPyEpoll_Object", _PY_DSO + r"|.*/(_socket|select)[.\w-]*\.so$", SOCKET),
+    ("u", r"_?PyEval_\w+|_PyEval_Vector", None, EVAL),
+    ("u", r"_?Py\w+", None, OBJECTS),
+    # any other resolved symbol of the interpreter or its C modules: objects,
+    # calls and builtins (dict lookups, type slots, method descriptors...)
+    ("u", r".+", _PY_DSO, OBJECTS),
+    ("u", r".+", r".*/python3[.\d]*/lib-dynload/[^/]*\.so$", OBJECTS),
+    ("u", r".+", r".*/libc\.so[.\d]*$", LIBC),
 )
 # In our own binary / extension (the --ours-dso files): the counters writer
 # (libc1m's stats.c, c1m-server's publish timer, the extension's
@@ -206,6 +249,7 @@ class Classifier:
     whose other symbols are "c1m server/extension code"."""
 
     def __init__(self, ours_syms=(), ours_dsos=()):
+        self.via_unnamed = False    # the last user sample was charged through an unnamed frame
         self.ours_syms = set(ours_syms)
         self.ours_dsos = tuple(ours_dsos)
 
@@ -237,11 +281,14 @@ class Classifier:
         if layer is TRANSPARENT:
             return GENERIC
         if layer is _NO_RULE:
-            return UNKNOWN if f.sym is None else (K_OTHER if f.kernel else OTHER)
+            if f.sym is None:
+                return STATICS if not f.kernel and _PY_DSO_RE.match(f.dso) else UNKNOWN
+            return K_OTHER if f.kernel else OTHER
         return layer
 
     def classify(self, frames):
         """(layer, unresolved_dso or None) for one sample, frames leaf first."""
+        self.via_unnamed = False
         if not frames:
             return UNKNOWN, "(no call chain)"
         if frames[0].kernel:
@@ -273,18 +320,41 @@ class Classifier:
         return K_OTHER
 
     def _classify_user(self, frames):
+        """Leaf to root, the first frame a rule names. Debian's CPython is
+        stripped of its static functions (most of the interpreter: dict
+        lookups, type slots, the socket module, obmalloc's and the gc's
+        internals): an unnamed frame in the interpreter is charged to its
+        nearest named caller's layer (code a named allocator calls is
+        allocation, code _PyObject_GetAttr calls is objects), except that under
+        the eval loop itself (or under nothing named) it is "CPython unnamed
+        statics": C code the bytecode called that perf cannot name. One that
+        calls a libc socket or epoll wrapper is the socket/select modules. A
+        sample with a collection frame anywhere is the garbage collector's."""
+        self.via_unnamed = False
+        if any(f.sym is not None and _U_GC_COLLECT.match(f.sym) for f in frames):
+            return GC, None
         leaf = frames[0]
+        unnamed_py = False
         for i, f in enumerate(frames):
             layer = self.frame_layer(f)
             if layer is TRANSPARENT:
                 continue
             if layer is _NO_RULE:
                 if f.sym is None:
+                    if _PY_DSO_RE.match(f.dso):
+                        if i > 0 and frames[i - 1].sym and _U_SOCKET_WRAPPER.match(frames[i - 1].sym):
+                            return SOCKET, None
+                        unnamed_py = self.via_unnamed = True
+                        continue
                     if i == 0:    # perf cannot say what code ran
                         return UNKNOWN, os.path.basename(f.dso) or "[unknown]"
                     continue      # an unresolved caller: look further up
                 return OTHER, None
+            if unnamed_py and layer == EVAL:
+                return STATICS, None
             return layer, None
+        if unnamed_py:
+            return STATICS, None
         if leaf.sym is None:
             return UNKNOWN, os.path.basename(leaf.dso) or "[unknown]"
         return OTHER, None
@@ -306,6 +376,7 @@ def fold(lines, classifier):
     frame_layers = {}
     samples = period_ns = 0
     by_pid = collections.Counter()
+    via_unnamed = 0
     for period, frames, pid in parse_perf_script(lines):
         if pid is not None:
             by_pid[str(pid)] += period
@@ -318,6 +389,7 @@ def fold(lines, classifier):
         per_layer[layer][1] += period
         if udso is not None:
             unresolved[udso] += 1
+        via_unnamed += classifier.via_unnamed
         samples += 1
         period_ns += period
         stack = ";".join(frame_name(f) for f in reversed(frames)) or "[no call chain]"
@@ -326,6 +398,7 @@ def fold(lines, classifier):
                "layers": {l: {"samples": c, "period_ns": p} for l, (c, p) in per_layer.items()},
                "unknown_by_dso": dict(unresolved.most_common()),
                "period_ns_by_pid": dict(by_pid),
+               "via_unnamed_interpreter_frames": via_unnamed,
                "frame_layers": frame_layers}
     return folded, summary
 

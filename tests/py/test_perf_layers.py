@@ -132,8 +132,10 @@ class TestClassify(unittest.TestCase):
 
     def test_user_layers(self):
         self.assertEqual(self.layer(PY_ALLOC), (pl.ALLOC, None))
-        self.assertEqual(self.layer(PY_MEMCPY), (pl.CPYTHON, None))
-        self.assertEqual(self.layer(PY_UNRESOLVED), (pl.UNKNOWN, "python3.11"))
+        self.assertEqual(self.layer(PY_MEMCPY), (pl.EVAL, None))
+        self.assertEqual(self.layer(PY_UNRESOLVED), (pl.STATICS, None))
+        self.assertEqual(self.layer([(None, "/usr/lib/x.so"), ("_PyEval_EvalFrameDefault", PY)]),
+                         (pl.UNKNOWN, "x.so"))
         self.assertEqual(self.layer(OURS_LOOP), (pl.LIBC1M, None))
         self.assertEqual(self.layer(OURS_SERVER), (pl.OURS, None))
         self.assertEqual(self.layer(OURS_COUNTERS), (pl.COUNTERS, None))
@@ -157,6 +159,77 @@ class TestClassify(unittest.TestCase):
             self.assertTrue(layer is pl.TRANSPARENT or layer in pl.LAYERS, layer)
 
 
+ASYNCIO_SO = "/usr/lib/python3.11/lib-dynload/_asyncio.cpython-311-x86_64-linux-gnu.so"
+GEVENT_SO = "/usr/lib/python3/dist-packages/gevent/libev/corecext.cpython-311-x86_64-linux-gnu.so"
+GREENLET_SO = "/usr/lib/python3/dist-packages/greenlet/_greenlet.cpython-311-x86_64-linux-gnu.so"
+EVAL = ("_PyEval_EvalFrameDefault", PY)
+
+
+class TestPythonLayers(unittest.TestCase):
+    """The Python ladder's layers, on stacks as Debian's stripped python3.11
+    gives them (unnamed statics: None) and as a CPython with its symbols would."""
+
+    def setUp(self):
+        self.cl = classifier()
+
+    def layer(self, *spec):
+        return self.cl.classify(frames(*spec))[0]
+
+    def test_eval_loop_and_objects(self):
+        self.assertEqual(self.layer(EVAL, ("PyEval_EvalCode", PY)), pl.EVAL)
+        self.assertEqual(self.layer(("PyObject_GetAttr", PY), EVAL), pl.OBJECTS)
+        self.assertEqual(self.layer(("_PyObject_MakeTpCall", PY), EVAL), pl.OBJECTS)
+        self.assertEqual(self.layer(("dict_traverse", PY), EVAL), pl.OBJECTS)   # a named static
+
+    def test_unnamed_statics_take_their_nearest_named_caller(self):
+        # under the eval loop itself: C code the bytecode called, unnamed
+        self.assertEqual(self.layer((None, PY), (None, PY), EVAL), pl.STATICS)
+        self.assertEqual(self.layer((None, PY)), pl.STATICS)            # nothing named above
+        # under a named objects function: its work (a dict lookup of getattr)
+        self.assertEqual(self.layer((None, PY), (None, PY), ("_PyObject_GenericGetAttrWithDict", PY),
+                                    ("PyObject_GetAttr", PY), EVAL), pl.OBJECTS)
+        # under a named allocator: allocation (obmalloc's statics)
+        self.assertEqual(self.layer((None, PY), (None, PY), ("PyType_GenericAlloc", PY), EVAL), pl.ALLOC)
+        self.assertEqual(self.layer((None, PY), ("PyObject_Malloc", PY), (None, PY), EVAL), pl.ALLOC)
+        # calling a libc socket or epoll wrapper: the socket/select modules
+        self.assertEqual(self.layer(("__GI___setsockopt", LIBC), (None, PY), (None, PY), EVAL), pl.SOCKET)
+        self.assertEqual(self.layer(("epoll_wait", LIBC), (None, PY), EVAL), pl.SOCKET)
+        # the kernel side of the same call stays the kernel's
+        self.assertEqual(self.layer(("sk_setsockopt", K), ("do_syscall_64", K), ("__GI___setsockopt", LIBC),
+                                    (None, PY), EVAL), pl.K_TCP)
+
+    def test_named_socket_module(self):
+        self.assertEqual(self.layer(("sock_recv_impl", PY), EVAL), pl.SOCKET)
+        self.assertEqual(self.layer(("pyepoll_poll", PY), EVAL), pl.SOCKET)
+
+    def test_garbage_collector_wins_over_what_it_visits(self):
+        self.assertEqual(self.layer(("visit_decref", PY), ("dict_traverse", PY), ("subtract_refs", PY),
+                                    ("gc_collect_main", PY), ("_PyObject_GC_Link", PY),
+                                    ("PyType_GenericAlloc", PY), EVAL), pl.GC)
+        self.assertEqual(self.layer(("dict_traverse", PY), ("gc_collect_main", PY), EVAL), pl.GC)
+        self.assertEqual(self.layer(("PyObject_GC_UnTrack", PY), EVAL), pl.ALLOC)   # tracking is not collecting
+
+    def test_accelerators_by_their_file(self):
+        self.assertEqual(self.layer((None, ASYNCIO_SO), ("PyIter_Send", PY), EVAL), pl.ASYNCIO_C)
+        self.assertEqual(self.layer(("task_step_impl", ASYNCIO_SO), EVAL), pl.ASYNCIO_C)
+        self.assertEqual(self.layer(("PyObject_Malloc", PY), (None, ASYNCIO_SO)), pl.ALLOC)  # leaf first
+        self.assertEqual(self.layer((None, GEVENT_SO), EVAL), pl.GEVENT)
+        self.assertEqual(self.layer(("ev_run", GEVENT_SO), EVAL), pl.GEVENT)
+        self.assertEqual(self.layer((None, GREENLET_SO), EVAL), pl.GEVENT)
+        self.assertEqual(self.layer((None, UV), EVAL), pl.LIBUV)
+
+    def test_page_faults(self):
+        self.assertEqual(self.layer(("clear_page_erms", K), ("do_anonymous_page", K), ("handle_mm_fault", K),
+                                    ("exc_page_fault", K), ("asm_exc_page_fault", K),
+                                    ("PyObject_Malloc", PY)), pl.K_FAULT)
+        self.assertEqual(self.layer(("__alloc_pages", K), ("handle_mm_fault", K), ("exc_page_fault", K),
+                                    (None, PY)), pl.K_FAULT)
+
+    def test_libc(self):
+        self.assertEqual(self.layer(("qsort_r", LIBC), EVAL), pl.LIBC)
+        self.assertEqual(self.layer(("__memmove_avx_unaligned_erms", LIBC), EVAL), pl.EVAL)  # generic
+
+
 class TestFold(unittest.TestCase):
     def test_fold_counts_names_and_summary(self):
         text = (sample(250000, ACCEPT) * 3 + sample(250000, PY_UNRESOLVED) * 2
@@ -165,9 +238,10 @@ class TestFold(unittest.TestCase):
         self.assertEqual(summary["samples"], 6)
         self.assertEqual(summary["period_ns"], 6 * 250000)
         self.assertEqual(summary["layers"][pl.K_TCP]["samples"], 3)
-        self.assertEqual(summary["layers"][pl.UNKNOWN]["samples"], 2)
+        self.assertEqual(summary["layers"][pl.STATICS]["samples"], 2)
         self.assertEqual(summary["layers"][pl.LIBC1M]["samples"], 1)
-        self.assertEqual(summary["unknown_by_dso"], {"python3.11": 2})
+        self.assertEqual(summary["unknown_by_dso"], {})
+        self.assertEqual(summary["via_unnamed_interpreter_frames"], 2)
         self.assertEqual(sum(v["samples"] for v in summary["layers"].values()), 6)
         acc = "main;c1m_loop_run_once;on_listen_io;accept4;entry_SYSCALL_64_after_hwframe_[k];" \
               "do_syscall_64_[k];__sys_accept4_[k];do_accept_[k];inet_csk_accept_[k];" \
@@ -180,7 +254,7 @@ class TestFold(unittest.TestCase):
         self.assertEqual(fl["__sys_accept4_[k]"], pl.K_TCP)
         self.assertEqual(fl["_raw_spin_unlock_irqrestore_[k]"], pl.GENERIC)
         self.assertEqual(fl["do_syscall_64_[k]"], pl.K_OTHER)
-        self.assertEqual(fl["[python3.11]"], pl.UNKNOWN)
+        self.assertEqual(fl["[python3.11]"], pl.STATICS)
         self.assertEqual(fl["accept4"], pl.GENERIC)
 
     def test_folded_round_trip(self):
@@ -331,7 +405,7 @@ class TestFlame(unittest.TestCase):
         self.assertIn("6 samples", tip)
         self.assertIn(pl.K_TCP, tip)
         self.assertIn(pl.LIBC1M, by["c1m_loop_run_once"].find(ns + "title").text)
-        self.assertIn(pl.UNKNOWN, by["[python3.11]"].find(ns + "title").text)
+        self.assertIn(pl.STATICS, by["[python3.11]"].find(ns + "title").text)
         self.assertIn('a<b>&"c"', by['a<b>&"c"'].find(ns + "title").text)
         self.assertIsNotNone(root.find(ns + "script"))
 
