@@ -4,9 +4,9 @@
 # written by harness/lib/perf_layers.py table) and out (path without extension).
 load data.'/layers-'.phase.'.gp'
 if (fmt eq 'svg') {
-    set terminal svg size 960,600 dynamic noenhanced font 'Sans,12' background rgb 'white'
+    set terminal svg size 1040,620 dynamic noenhanced font 'Sans,12' background rgb 'white'
 } else {
-    set terminal pngcairo size 960,600 noenhanced font 'Sans,11'
+    set terminal pngcairo size 1040,620 noenhanced font 'Sans,11'
 }
 set output out.'.'.fmt
 set title ttl
@@ -18,6 +18,7 @@ set style data histograms
 set style histogram rowstacked
 set style fill solid 0.9 border -1
 set boxwidth 0.6
+set xtics rotate by 30 right nomirror
 set key outside right top Left reverse noautotitle
 # The measured total over each bar (the layers add up to it).
 plot for [i=2:nlayers+1] data.'/layers-'.phase.'.dat' using i:xtic(1) title columnhead(i) \
