@@ -26,7 +26,7 @@ RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
-       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE
+       QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE PY_GC
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
 # with their file, inode, dentry and epoll item), whatever a noisy small-tier
@@ -80,6 +80,10 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             "Kernel profiles and connect rates")
   RATE=0                    comma list of client connect rates (connections/s, 0 = unlimited),
                             each run as its own condition
+  PY_GC=default             comma list of garbage-collector settings of the Python contenders
+                            (py_server --gc): default, freeze (gc.freeze() after start-up),
+                            off (gc.disable() while serving), each its own condition; the C
+                            contenders run in the default one only (else: unsupported)
   PORTS=9000                the server's port or a range LO-HI (up to 1024 ports): the
                             workers take them in turn, the client spreads its connects
   CPUS_SERVER=, CPUS_CLIENT= local runs: the server / the client on these CPUs (taskset -c)
@@ -207,6 +211,14 @@ read_settings() {
         [[ " ${RATES[*]} " == *" $n "* ]] || RATES+=("$n")
     done
     [ ${#RATES[@]} -gt 0 ] || bad "RATE: empty"
+    [ -n "${PY_GC+x}" ] && [ -z "$PY_GC" ] && bad "PY_GC: set but empty (unset it for default)"
+    PY_GCS=()
+    IFS=', ' read -r -a items <<<"${PY_GC:-default}"
+    for n in "${items[@]}"; do
+        [[ $n =~ ^(default|freeze|off)$ ]] || bad "PY_GC: default, freeze or off, not '$n'"
+        [[ " ${PY_GCS[*]} " == *" $n "* ]] || PY_GCS+=("$n")
+    done
+    [ ${#PY_GCS[@]} -gt 0 ] || bad "PY_GC: empty"
     read_placement
     check_reference_out
 }
@@ -234,6 +246,7 @@ read_placement() {
     [ "$TCP_MEM" = host ] || bad "TCP_MEM: local runs only (with HOSTS the server host's own limit holds): $TCP_MEM"
     [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
     [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
+    [ "${PY_GCS[*]}" = default ] || bad "PY_GC: local runs only (run_remote.py starts the server without it): $PY_GC"
     [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
     HOSTS_JSON=$("$PYTHON" "$C1M_ROOT/harness/lib/hosts.py" check "$HOSTS" 2>&1) \
         || bad "${HOSTS_JSON:-HOSTS: refused}"
@@ -377,7 +390,7 @@ write_meta() {
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
         quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
         tcp_mem="$TCP_MEM" scenario="$SCENARIO" profiles="$(IFS=,; echo "${PROFILES[*]}")" rates="$(IFS=,; echo "${RATES[*]}")" \
-        variants="$(IFS=,; echo "${VARIANTS[*]}")" "${SCENARIO_SETTINGS[@]}" \
+        py_gcs="$(IFS=,; echo "${PY_GCS[*]}")" variants="$(IFS=,; echo "${VARIANTS[*]}")" "${SCENARIO_SETTINGS[@]}" \
         || say "warning: could not write meta.json"
 }
 
@@ -542,19 +555,24 @@ report_run() {
         || say "   outside CPU ${RES[outside_cpu_pct]}% of the machine${RES[outside_top]:+ (busiest ${RES[outside_top]})}; the controller (bench.sh) ${RES[controller_cpu_pct]:-?}%, apart"
 }
 
-# run_case CONTENDER N LABEL REPEAT PROFILE VARIANT RATE
+# run_case CONTENDER N LABEL REPEAT PROFILE VARIANT RATE PY_GC
 run_case() {
-    local c=$1 n=$2 label=$3 r=$4 prof=$5 var=$6 rate=$7 id dir hb rc cond keys
-    cond=$(condition_of "$prof" "$var" "$rate")
+    local c=$1 n=$2 label=$3 r=$4 prof=$5 var=$6 rate=$7 gc=${8:-default} id dir hb rc cond keys
+    cond=$(condition_of "$prof" "$var" "$rate" "$gc")
     id=$c-$label${cond:+-${cond//\//-}}-$r dir=$OUT/runs/$id
     # the row's identity, also for runs that never start
     keys=(contender="$c" tier="$n" tier_label="$label" repeat="$r" scenario="$SCENARIO"
-          profile="$prof" variant="$var" rate="$rate" condition="$cond")
+          profile="$prof" variant="$var" rate="$rate" py_gc="$gc" condition="$cond")
     RUN_NO=$((RUN_NO + 1)) RES=()
     hb=$HEARTBEAT
     [ "$hb" = auto ] && hb=$(heartbeat_auto "$n")
     say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s$(eta)"
     local need
+    if [ "$gc" != default ] && ! contender_supports "$c" py-gc; then
+        say "   unsupported: $c has no Python garbage collector (PY_GC=$gc)"
+        record "$id" "$dir" "${keys[@]}" status=unsupported note="$c has no Python garbage collector (PY_GC=$gc)"
+        return
+    fi
     for need in $(scenario_needs); do   # not started: it would refuse the flags (exit 2)
         if ! contender_supports "$c" "$need"; then
             say "   unsupported: $c does not implement $need (scenario $SCENARIO needs it)"
@@ -582,6 +600,7 @@ run_case() {
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
     [ -n "$var" ] && args+=(--variant "$var")
+    [ "$gc" = default ] || args+=(--py-gc "$gc")
     local runner=("$C1M_ROOT/harness/run_one.sh")
     if [ -n "$HOSTS_JSON" ]; then
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
@@ -732,13 +751,14 @@ main() {
     on_exit finish_partial
     on_exit stop_current
     on_signal bench_interrupted
-    RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#PROFILES[@]} * ${#VARIANTS[@]} * ${#RATES[@]} * ${#CONT[@]} ))
+    RUNS_TOTAL=$(( ${#TIER_N[@]} * REPEAT * ${#PROFILES[@]} * ${#VARIANTS[@]} * ${#RATES[@]} * ${#PY_GCS[@]} * ${#CONT[@]} ))
     say "c1m bench: $cmd"
     say "results: $OUT"
     say "tiers ${TIER_LABEL[*]}; contenders ${CONT[*]}; repeat $REPEAT; hold ${HOLD}s; $RUNS_TOTAL runs"
     estimate_plan
     [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
         || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
+    [ "${PY_GCS[*]}" = default ] || say "Python garbage collector: ${PY_GCS[*]}"
     check_namespaces
     remote_orphans
     prepare_hosts
@@ -750,15 +770,17 @@ main() {
     say "$("$PYTHON" "$RESULTS_PY" machine "$OUT")"
     SUITE_T0=$SECONDS
 
-    local i r c p v rt
+    local i r c p v rt g
     for ((i = 0; i < ${#TIER_N[@]}; i++)); do
         for ((r = 1; r <= REPEAT; r++)); do
             for p in "${PROFILES[@]}"; do
                 for v in "${VARIANTS[@]}"; do
                     for rt in "${RATES[@]}"; do
-                        for c in "${CONT[@]}"; do
-                            run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r" "$p" "$v" "$rt"
-                            EST_DONE=$(( EST_DONE + ${EST["$c ${TIER_N[$i]}"]:-0} ))
+                        for g in "${PY_GCS[@]}"; do
+                            for c in "${CONT[@]}"; do
+                                run_case "$c" "${TIER_N[$i]}" "${TIER_LABEL[$i]}" "$r" "$p" "$v" "$rt" "$g"
+                                EST_DONE=$(( EST_DONE + ${EST["$c ${TIER_N[$i]}"]:-0} ))
+                            done
                         done
                     done
                 done

@@ -33,12 +33,12 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
-                  [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R]
+                  [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R] [--py-gc default|freeze|off]
                   [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
   of its variants; --profile: the kernel profile (tuned, stock,
-  tuned-KEY or a profile FILE: harness/lib/profiles.sh); --rate: client connects/s (0 = unlimited)
+  tuned-KEY or a profile FILE: harness/lib/profiles.sh); --rate: client connects/s (0 = unlimited); --py-gc: py_server --gc (Python contenders only)
   --log FILE: append this script's messages and progress to FILE (not stderr)
   --port P|LO-HI: the server's port, or a range (the client spreads its connects over it)
   --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
@@ -55,7 +55,7 @@ swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
 quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
-scenario=idle variant="" profile=tuned rate=0 server_cpus="" client_cpus="" tcp_mem=host
+scenario=idle variant="" profile=tuned rate=0 py_gc=default server_cpus="" client_cpus="" tcp_mem=host
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -81,6 +81,7 @@ while [ $# -gt 0 ]; do
         --variant) need_value "$@"; variant=$2; shift 2 ;;
         --profile) need_value "$@"; profile=$2; shift 2 ;;
         --rate) need_value "$@"; rate=$2; shift 2 ;;
+        --py-gc) need_value "$@"; py_gc=$2; shift 2 ;;
         --server-cpus) need_value "$@"; server_cpus=$2; shift 2 ;;
         --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
         --tcp-mem) need_value "$@"; tcp_mem=$2; shift 2 ;;
@@ -123,6 +124,9 @@ done
 [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
 tcp_mem_resolve "$tcp_mem" || { log "--tcp-mem: $TCP_MEM_ERR"; usage; }
 in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
+case "$py_gc" in default|freeze|off) ;; *) log "--py-gc: default, freeze or off, not '$py_gc'"; usage ;; esac
+[ "$py_gc" = default ] || contender_supports "$contender" py-gc \
+    || { log "--py-gc: $contender has no Python garbage collector (only py_server's contenders take $py_gc)"; usage; }
 scenario_load "$scenario" || { log "--scenario: unknown scenario '$scenario' (known: $(scenario_names | tr '\n' ' '))"; usage; }
 scenario_check || { log "(scenario $scenario)"; usage; }
 variants=$(scenario_variants)
@@ -147,13 +151,14 @@ server_cmd() {
     [ -n "$swc" ] && common+=(--worker-conns "$swc")
     # shellcheck disable=SC2207  # the scenario's flags are words
     common+=($(scenario_server_args))
+    [ "$py_gc" = default ] || common+=(--gc "$py_gc")
     [ -n "$server_cpus" ] && printf 'taskset -c %s ' "$server_cpus"
     contender_cmd "$contender" "${common[@]}"
 }
 
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
-             [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate
-             [condition]=$(condition_of "$profile" "$variant" "$rate")
+             [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate [py_gc]=$py_gc
+             [condition]=$(condition_of "$profile" "$variant" "$rate" "$py_gc")
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [ramp_stall_s]=$ramp_stall [min_available_mib]=$min_avail
              [port]=$port [server_cpus]=$server_cpus [client_cpus]=$client_cpus)
 # write_result: OUT/result.json from R (typed, the client's summary merged in,

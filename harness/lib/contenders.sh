@@ -59,6 +59,8 @@ contender_cmd() {
 #              protocol): every contender but c1m-floor, which never reads.
 #              run_one.sh expects each worker of such a server to count
 #              lines while its connections are pinged (a hung worker).
+#   py-gc      --gc default|freeze|off: the Python contenders (py_server),
+#              the garbage-collector steps of the ladder of fixes (PY_GC).
 contender_supports() {
     local with
     case "$2" in
@@ -66,6 +68,7 @@ contender_supports() {
         push-flow) with=" pyext asyncio-protocol asyncio-streams uvloop " ;;
         broadcast) with=" floor c pyext asyncio-protocol asyncio-streams uvloop " ;;
         reads) with=" ${C1M_CONTENDERS[*]/floor/} " ;;
+        py-gc) with=" pyext uvloop asyncio-protocol asyncio-streams gevent threads " ;;
         *) return 1 ;;
     esac
     [[ $with == *" $1 "* ]]

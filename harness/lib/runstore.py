@@ -18,7 +18,7 @@ import tempfile
 COLUMNS = [
     "contender", "tier", "tier_label", "repeat", "status", "accepted",
     # the run's condition (harness/lib/scenario.sh): "" for the default idle/tuned/unlimited
-    "scenario", "profile", "variant", "rate", "condition",
+    "scenario", "profile", "variant", "rate", "py_gc", "condition",
     "t_accept_s", "t_client_established_s", "server_workers", "client_workers",
     "server_rss_idle_kib", "server_rss_kib", "server_pss_kib",
     "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
