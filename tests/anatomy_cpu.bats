@@ -33,8 +33,8 @@ setup_file() {
     PERF=$(command -v perf) || return 0
     # Under SANITIZE=1 the extension needs the ASan runtime preloaded, which the
     # harness does not do (as in tests/harness.bats): pyext sits that one out.
-    local contenders=c,pyext
-    [ "${SANITIZE:-0}" = 1 ] && contenders=c
+    local contenders=c,pyext,asyncio-protocol
+    [ "${SANITIZE:-0}" = 1 ] && contenders=c,asyncio-protocol
     export SUITE_CONTENDERS=$contenders
     anatomy "$RUN_DIR" CONTENDERS="$contenders" N=4000 PERF_PERIOD_US=100 > "$BATS_FILE_TMPDIR/anatomy.out" 2>&1
     echo $? > "$BATS_FILE_TMPDIR/anatomy.rc"
@@ -61,7 +61,7 @@ for r in csv.DictReader(open(f)):
 EOF
 }
 
-@test "anatomy-cpu: c and pyext at 4k: exit 0, perf saw every busy server process, its coverage recorded" {
+@test "anatomy-cpu: c, pyext and asyncio-protocol at 4k: exit 0, perf saw every busy server process, its coverage recorded" {
     need_suite
     cd "$C1M_ROOT"
     run cat "$BATS_FILE_TMPDIR/anatomy.rc"
@@ -92,6 +92,9 @@ EOF
         workers=$(csv_get "$RUN_DIR/layers.csv" "$c" ramp workers)
         [ "$workers" -ge 3 ] || fail "$c: $workers workers (SERVER_WORKER_CONNS=1500 at 4000 wants 3)"
         grep -q "perf's coverage" "$RUN_DIR/layers.md" || fail "layers.md: no coverage row"
+        # the command recorded is the one that ran: the settings given with it
+        grep -q '"command": "make anatomy-cpu CONTENDERS=[^"]* N=4000 HOLD=1 QUIET_MAX=0 PERF_PERIOD_US=100 SERVER_WORKER_CONNS=1500 CLIENT_WORKER_CONNS=1000"' \
+            "$RUN_DIR/meta.json" || fail "meta.json: $(grep command "$RUN_DIR/meta.json")"
     done
 }
 
@@ -101,7 +104,7 @@ EOF
     pos() { awk -v v="$1" 'BEGIN{exit !(v > 0)}'; }
     pos "$(csv_get "$RUN_DIR/layers.csv" c ramp "kernel: accept + TCP")" || fail "c: no kernel TCP time"
     pos "$(csv_get "$RUN_DIR/layers.csv" c ramp "libc1m loop")" || fail "c: no libc1m time"
-    run csv_get "$RUN_DIR/layers.csv" c ramp "CPython interpreter"
+    run csv_get "$RUN_DIR/layers.csv" c ramp "CPython eval loop"
     [ -z "$output" ] || [ "$output" = 0.00 ] || fail "c: CPython time $output"
     # c1m-server has symbols: nearly nothing of it is unknown
     unk=$(csv_get "$RUN_DIR/layers.csv" c ramp unknown)
@@ -109,9 +112,32 @@ EOF
     awk -v u="${unk:-0}" -v t="$tot" 'BEGIN{exit !(u <= 0.1 * t)}' || fail "c: unknown $unk of $tot"
     grep -q '__sys_accept4_\[k\]\|do_accept_\[k\]' "$RUN_DIR/c-ramp.folded" || fail "no accept in the c stacks"
     if [[ $SUITE_CONTENDERS == *pyext* ]]; then
-        pos "$(csv_get "$RUN_DIR/layers.csv" pyext ramp "CPython interpreter")" || fail "pyext: no CPython time"
+        pos "$(csv_get "$RUN_DIR/layers.csv" pyext ramp "CPython eval loop")" || fail "pyext: no CPython time"
         pos "$(csv_get "$RUN_DIR/layers.csv" pyext ramp "libc1m loop")" || fail "pyext: no libc1m time"
     fi
+}
+
+@test "anatomy-cpu: asyncio-protocol's layers name Python's costs and add up to its measured total within 15%" {
+    need_suite
+    cd "$C1M_ROOT"
+    pos() { awk -v v="$1" 'BEGIN{exit !(v > 0)}'; }
+    for l in "CPython eval loop" "CPython objects/calls/builtins" "allocation (pymalloc, malloc)" \
+             "_asyncio C accelerator" "kernel: accept + TCP"; do
+        pos "$(csv_get "$RUN_DIR/layers.csv" asyncio-protocol ramp "$l")" || fail "asyncio-protocol: no '$l' time"
+    done
+    for l in "libc1m loop" "libuv/uvloop" "gevent/greenlet/libev"; do
+        run csv_get "$RUN_DIR/layers.csv" asyncio-protocol ramp "$l"
+        [ -z "$output" ] || [ "$output" = 0.00 ] || fail "asyncio-protocol: '$l' $output"
+    done
+    # the stripped interpreter's unnamed frames are charged (to a caller's
+    # layer or the unnamed statics), not left unknown
+    unk=$(csv_get "$RUN_DIR/layers.csv" asyncio-protocol ramp unknown)
+    tot=$(csv_get "$RUN_DIR/layers.csv" asyncio-protocol ramp measured_total)
+    awk -v u="${unk:-0}" -v t="$tot" 'BEGIN{exit !(u <= 0.1 * t)}' || fail "asyncio-protocol: unknown $unk of $tot"
+    # perf's sampled total is the measured CPU within 15%
+    cov=$(csv_get "$RUN_DIR/layers.csv" asyncio-protocol ramp coverage)
+    awk -v v="$cov" 'BEGIN{exit !(v >= 0.85 && v <= 1.15)}' || fail "asyncio-protocol: coverage $cov"
+    grep -q "asyncio-protocol" "$RUN_DIR/layers.md" || fail "layers.md: no asyncio-protocol column"
 }
 
 @test "anatomy-cpu: the quiet gate's verdict and the disturbance figures are recorded and shown" {
@@ -340,6 +366,7 @@ EOF
     check "PERF_CALLGRAPH:" PERF_CALLGRAPH=lbr
     check "PERF_PERIOD_US:" PERF_PERIOD_US=0
     check "SERVER_WORKER_CONNS:" SERVER_WORKER_CONNS=x
+    check "PY_GC:" PY_GC=later
     run env OUT="$out" harness/anatomy-cpu extra-arg
     [ "$status" = 2 ] && [[ $output == *"no arguments expected"* ]] || fail "an argument: exit $status: $output"
     run harness/anatomy-cpu --help
