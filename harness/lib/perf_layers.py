@@ -16,7 +16,9 @@ rule names is charged by its syscall (accept4, read, close... -> the TCP
 path; epoll_* -> epoll) and else to "kernel: other" (syscall entry and exit,
 page faults, timers). A sample whose leaf has no symbol and whose library no
 rule names is "unknown": perf could not say what ran, and the report says
-where (by library).
+where (by library). An unnamed frame in the interpreter (Debian strips
+CPython's static functions) is not unknown: Classifier._classify_user says
+where it goes.
 
 The layer times in the table are each layer's share of the samples times the
 server's measured CPU (sum_exec_runtime of the parent and every worker over
