@@ -80,10 +80,11 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             "Kernel profiles and connect rates")
   RATE=0                    comma list of client connect rates (connections/s, 0 = unlimited),
                             each run as its own condition
-  PY_GC=default             comma list of garbage-collector settings of the Python contenders
-                            (py_server --gc): default, freeze (gc.freeze() after start-up),
-                            off (gc.disable() while serving), each its own condition; the C
-                            contenders run in the default one only (else: unsupported)
+  PY_GC=freeze              comma list of garbage-collector settings of the Python contenders
+                            (py_server --gc): freeze (py_server's own: gc.freeze() after
+                            start-up), default (CPython's collector untouched), off (the
+                            freeze, then gc.disable() while serving), each its own condition;
+                            the C contenders run in the freeze one only (else: unsupported)
   PORTS=9000                the server's port or a range LO-HI (up to 1024 ports): the
                             workers take them in turn, the client spreads its connects
   CPUS_SERVER=, CPUS_CLIENT= local runs: the server / the client on these CPUs (taskset -c)
@@ -211,11 +212,11 @@ read_settings() {
         [[ " ${RATES[*]} " == *" $n "* ]] || RATES+=("$n")
     done
     [ ${#RATES[@]} -gt 0 ] || bad "RATE: empty"
-    [ -n "${PY_GC+x}" ] && [ -z "$PY_GC" ] && bad "PY_GC: set but empty (unset it for default)"
+    [ -n "${PY_GC+x}" ] && [ -z "$PY_GC" ] && bad "PY_GC: set but empty (unset it for freeze)"
     PY_GCS=()
-    IFS=', ' read -r -a items <<<"${PY_GC:-default}"
+    IFS=', ' read -r -a items <<<"${PY_GC:-freeze}"
     for n in "${items[@]}"; do
-        [[ $n =~ ^(default|freeze|off)$ ]] || bad "PY_GC: default, freeze or off, not '$n'"
+        [[ $n =~ ^(freeze|default|off)$ ]] || bad "PY_GC: freeze, default or off, not '$n'"
         [[ " ${PY_GCS[*]} " == *" $n "* ]] || PY_GCS+=("$n")
     done
     [ ${#PY_GCS[@]} -gt 0 ] || bad "PY_GC: empty"
@@ -246,7 +247,7 @@ read_placement() {
     [ "$TCP_MEM" = host ] || bad "TCP_MEM: local runs only (with HOSTS the server host's own limit holds): $TCP_MEM"
     [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
     [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
-    [ "${PY_GCS[*]}" = default ] || bad "PY_GC: local runs only (run_remote.py starts the server without it): $PY_GC"
+    [ "${PY_GCS[*]}" = freeze ] || bad "PY_GC: local runs only (run_remote.py starts the server without it): $PY_GC"
     [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
     HOSTS_JSON=$("$PYTHON" "$C1M_ROOT/harness/lib/hosts.py" check "$HOSTS" 2>&1) \
         || bad "${HOSTS_JSON:-HOSTS: refused}"
@@ -557,7 +558,7 @@ report_run() {
 
 # run_case CONTENDER N LABEL REPEAT PROFILE VARIANT RATE PY_GC
 run_case() {
-    local c=$1 n=$2 label=$3 r=$4 prof=$5 var=$6 rate=$7 gc=${8:-default} id dir hb rc cond keys
+    local c=$1 n=$2 label=$3 r=$4 prof=$5 var=$6 rate=$7 gc=${8:-freeze} id dir hb rc cond keys
     cond=$(condition_of "$prof" "$var" "$rate" "$gc")
     id=$c-$label${cond:+-${cond//\//-}}-$r dir=$OUT/runs/$id
     # the row's identity, also for runs that never start
@@ -568,7 +569,7 @@ run_case() {
     [ "$hb" = auto ] && hb=$(heartbeat_auto "$n")
     say "[$RUN_NO/$RUNS_TOTAL] $c at $label ($n)${cond:+, $cond}, repeat $r/$REPEAT, heartbeat ${hb}s, hold ${HOLD}s$(eta)"
     local need
-    if [ "$gc" != default ] && ! contender_supports "$c" py-gc; then
+    if [ "$gc" != freeze ] && ! contender_supports "$c" py-gc; then
         say "   unsupported: $c has no Python garbage collector (PY_GC=$gc)"
         record "$id" "$dir" "${keys[@]}" status=unsupported note="$c has no Python garbage collector (PY_GC=$gc)"
         return
@@ -600,7 +601,7 @@ run_case() {
                 --baseline-slab-kib "$BASE_SLAB_KIB" --baseline-tcp-objs "$BASE_TCP_OBJS"
                 --scenario "$SCENARIO" --profile "$prof" --rate "$rate")
     [ -n "$var" ] && args+=(--variant "$var")
-    [ "$gc" = default ] || args+=(--py-gc "$gc")
+    [ "$gc" = freeze ] || args+=(--py-gc "$gc")
     local runner=("$C1M_ROOT/harness/run_one.sh")
     if [ -n "$HOSTS_JSON" ]; then
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
@@ -758,7 +759,7 @@ main() {
     estimate_plan
     [ "$SCENARIO $PROFILE $RATE ${VARIANTS[*]}" = "idle tuned 0 " ] \
         || say "scenario $SCENARIO${VARIANTS[0]:+ (variants ${VARIANTS[*]})}; profiles ${PROFILES[*]}; rates ${RATES[*]}"
-    [ "${PY_GCS[*]}" = default ] || say "Python garbage collector: ${PY_GCS[*]}"
+    [ "${PY_GCS[*]}" = freeze ] || say "Python garbage collector: ${PY_GCS[*]}"
     check_namespaces
     remote_orphans
     prepare_hosts

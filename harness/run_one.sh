@@ -33,7 +33,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--client-worker-conns N] [--min-available MiB] [--quiet] [--log FILE]
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
-                  [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R] [--py-gc default|freeze|off]
+                  [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R] [--py-gc freeze|default|off]
                   [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
@@ -55,7 +55,7 @@ swc="" cwc="" min_avail=1024 quiet=0 logfile=""
 # need_value FLAG...: FLAG has a value after it (else a usage error, not a loop).
 need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
 quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
-scenario=idle variant="" profile=tuned rate=0 py_gc=default server_cpus="" client_cpus="" tcp_mem=host
+scenario=idle variant="" profile=tuned rate=0 py_gc=freeze server_cpus="" client_cpus="" tcp_mem=host
 while [ $# -gt 0 ]; do
     case "$1" in
         --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -124,8 +124,8 @@ done
 [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
 tcp_mem_resolve "$tcp_mem" || { log "--tcp-mem: $TCP_MEM_ERR"; usage; }
 in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
-case "$py_gc" in default|freeze|off) ;; *) log "--py-gc: default, freeze or off, not '$py_gc'"; usage ;; esac
-[ "$py_gc" = default ] || contender_supports "$contender" py-gc \
+case "$py_gc" in freeze|default|off) ;; *) log "--py-gc: freeze, default or off, not '$py_gc'"; usage ;; esac
+[ "$py_gc" = freeze ] || contender_supports "$contender" py-gc \
     || { log "--py-gc: $contender has no Python garbage collector (only py_server's contenders take $py_gc)"; usage; }
 scenario_load "$scenario" || { log "--scenario: unknown scenario '$scenario' (known: $(scenario_names | tr '\n' ' '))"; usage; }
 scenario_check || { log "(scenario $scenario)"; usage; }
@@ -151,7 +151,7 @@ server_cmd() {
     [ -n "$swc" ] && common+=(--worker-conns "$swc")
     # shellcheck disable=SC2207  # the scenario's flags are words
     common+=($(scenario_server_args))
-    [ "$py_gc" = default ] || common+=(--gc "$py_gc")
+    [ "$py_gc" = freeze ] || common+=(--gc "$py_gc")
     [ -n "$server_cpus" ] && printf 'taskset -c %s ' "$server_cpus"
     contender_cmd "$contender" "${common[@]}"
 }

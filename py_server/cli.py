@@ -30,15 +30,16 @@ KINDS = {
 # and streams contenders push).
 BLOCKING_LOOPS = ("gevent", "threads")
 
-# --gc: the garbage-collector settings of the ladder of fixes (bench PY_GC)
-GC_MODES = ("default", "freeze", "off")
+# --gc: the garbage-collector settings of the ladder of fixes (bench PY_GC);
+# freeze, the first, is py_server's own (gc.freeze() before forking)
+GC_MODES = ("freeze", "default", "off")
 
 USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api streams|protocol|"
          "blocking\n       [--host H] "
          "[--port P|LO-HI]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
          "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--push BYTES [--push-every S "
          "[--push-burst]] [--push-flow honour|ignore]]\n       [--stats PATH] [--quiet] "
-         "[--gc default|freeze|off]")
+         "[--gc freeze|default|off]")
 
 EPILOG = """contenders (each step changes one thing):
   --loop asyncio --api streams    asyncio-streams: seed 000's asyncio.start_server handler
@@ -245,10 +246,11 @@ def build_parser():
                    help="live counters file (default /dev/shm/c1m-KIND-PORT-PID.stats, "
                         "removed when the server exits); read it with c1m-stat")
     p.add_argument("--quiet", action="store_true", help="no start/stop messages")
-    p.add_argument("--gc", default="default", choices=GC_MODES,
-                   help="the garbage collector: default; freeze (gc.freeze() in the parent after "
-                        "start-up, before forking the workers: what start-up made is never "
-                        "scanned again); off (gc.disable() in every worker while serving)")
+    p.add_argument("--gc", default="freeze", choices=GC_MODES,
+                   help="the garbage collector: freeze (the default: gc.freeze() in the parent "
+                        "after start-up, before forking the workers: what start-up made is never "
+                        "scanned again); default (CPython's collector untouched: no freeze); off "
+                        "(the freeze, then gc.disable() in every worker while serving)")
     return p
 
 

@@ -68,7 +68,7 @@ def _child(cfg, sf, index, old_mask, parent):
         # this worker's port of a --port range, as if it had been given alone
         cfg.port += index % cfg.port_count
         cfg.port_count = 1
-        apply_gc(cfg.gc, "worker")
+        apply_gc(getattr(cfg, "gc", "freeze"), "worker")
         rc = Worker(cfg, sf, index, log=log).run(early_stop=lambda: bool(early))
     except BaseException:
         traceback.print_exc()
@@ -120,7 +120,6 @@ def run(cfg):
             "stats %s; pid %d" % (cfg.kind, cfg.workers, cfg.worker_conns, cfg.host, ports,
                                   cfg.sndbuf, cfg.rcvbuf, cfg.max_pending, cfg.stats, os.getpid()))
 
-    apply_gc(cfg.gc, "parent")
     try:
         return _fork_and_supervise(cfg, sf)
     finally:
@@ -135,12 +134,11 @@ def run(cfg):
 
 def apply_gc(mode, where):
     """--gc MODE at WHERE ("parent": after start-up, before forking;
-    "worker": in a worker before it serves). freeze: start-up's objects
-    (modules, classes, the loop's) into the permanent generation in the
-    parent, so the workers' collections never scan them again nor touch their
-    pages (copy-on-write pages stay shared); off: no collection in the
-    workers (reference counting still frees what has no cycle)."""
-    if mode == "freeze" and where == "parent":
+    "worker": in a worker before it serves). freeze (and off): start-up's
+    objects into the permanent generation in the parent (below); default:
+    CPython's collector untouched; off: no collection in the workers either
+    (reference counting still frees what has no cycle)."""
+    if mode in ("freeze", "off") and where == "parent":
         gc.freeze()
     elif mode == "off" and where == "worker":
         gc.disable()
@@ -156,7 +154,8 @@ def _fork_and_supervise(cfg, sf):
     # a worker's collections no longer scan it, nor write its GC headers,
     # which would copy the parent's pages into every worker (copy-on-write
     # faults, kernel CPU in the ramp). gc's documentation for fork without exec.
-    gc.freeze()
+    # (--gc default leaves the collector as CPython has it: the ladder of fixes)
+    apply_gc(getattr(cfg, "gc", "freeze"), "parent")
     if getattr(cfg, "push", 0):
         # SIGUSR1 (push broadcast) is the workers': ignored from before the
         # fork, so one that arrives before a worker installs its handler (which

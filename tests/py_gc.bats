@@ -2,7 +2,7 @@
 # PY_GC (bench.sh) and run_one.sh --py-gc: the garbage-collector steps of the
 # ladder of fixes (py_server --gc). Each value is its own condition of the
 # Python contenders, in its own run directory; a C contender runs in the
-# default condition only and is recorded unsupported in the others; bad
+# freeze condition only (py_server's own) and is recorded unsupported in the others; bad
 # values exit 2 naming the setting before anything is created.
 # tests/py/test_py_server_cli.py (GcTest) covers the flag itself.
 
@@ -11,10 +11,10 @@ load_bats_libs
 
 QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
-@test "PY_GC=default,off: asyncio-protocol holds all N in both conditions, with --gc off in the second; c is unsupported in gc=off" {
+@test "PY_GC=freeze,off: asyncio-protocol holds all N in both conditions, with --gc off in the second; c is unsupported in gc=off" {
     need_root
     out=$BATS_TEST_TMPDIR/run
-    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=1k CONTENDERS=c,asyncio-protocol PY_GC=default,off HOLD=1 \
+    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=1k CONTENDERS=c,asyncio-protocol PY_GC=freeze,off HOLD=1 \
         HEARTBEAT=1 TIMEOUT=120 SETTLE_MAX=5 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
     [ "$status" = 0 ] || fail "bench.sh exit $status: $output"
     run "$PYTHON" - "$out/runs.csv" <<'PY'
@@ -22,9 +22,9 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 got = sorted((r["contender"], r["py_gc"], r["condition"], r["status"] if r["status"] == "unsupported"
               else r["accepted"], r["run_dir"]) for r in rows)
-want = [("asyncio-protocol", "default", "", "1000", "runs/asyncio-protocol-1k-1"),
+want = [("asyncio-protocol", "freeze", "", "1000", "runs/asyncio-protocol-1k-1"),
         ("asyncio-protocol", "off", "gc=off", "1000", "runs/asyncio-protocol-1k-gc=off-1"),
-        ("c", "default", "", "1000", "runs/c-1k-1"),
+        ("c", "freeze", "", "1000", "runs/c-1k-1"),
         ("c", "off", "gc=off", "unsupported", "")]
 assert got == want, got
 print("ok")
@@ -32,12 +32,12 @@ PY
     assert_output ok
     grep -q -- "--gc off" "$out/runs/asyncio-protocol-1k-gc=off-1/result.json" || fail "no --gc off in the server command"
     ! grep -q -- "--gc" "$out/runs/asyncio-protocol-1k-1/result.json" || fail "--gc in the default run"
-    grep -q '"py_gcs": "default,off"' "$out/meta.json" || fail "meta.json: no py_gcs"
+    grep -q '"py_gcs": "freeze,off"' "$out/meta.json" || fail "meta.json: no py_gcs"
 }
 
 @test "PY_GC and --py-gc: bad values exit 2 naming the setting, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad
-    for v in later "" default,,bogus; do
+    for v in later "" freeze,,bogus; do
         run env -C "$C1M_ROOT" CONTENDERS=c TIERS=2k OUT="$out" PY_GC="$v" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
         [ "$status" = 2 ] || fail "PY_GC='$v': exit $status: $output"
         assert_output --partial "PY_GC"

@@ -59,7 +59,7 @@ contender_cmd() {
 #              protocol): every contender but c1m-floor, which never reads.
 #              run_one.sh expects each worker of such a server to count
 #              lines while its connections are pinged (a hung worker).
-#   py-gc      --gc default|freeze|off: the Python contenders (py_server),
+#   py-gc      --gc freeze|default|off: the Python contenders (py_server),
 #              the garbage-collector steps of the ladder of fixes (PY_GC).
 contender_supports() {
     local with

@@ -22,14 +22,14 @@ scenario_load() {
 
 # condition_of PROFILE VARIANT RATE [PY_GC]: the run's condition, the parts that
 # differ from the default (tuned profile, no variant, unlimited rate, the
-# garbage collector as Python sets it) joined with "/": "" for a default run,
-# e.g. "stock", "stock/now", "rate=20000", "gc=freeze". Results are grouped by
+# garbage collector as py_server sets it: frozen) joined with "/": "" for a default run,
+# e.g. "stock", "stock/now", "rate=20000", "gc=off". Results are grouped by
 # contender, tier and condition.
 condition_of() {
     local parts=()
     [ "$1" != tuned ] && parts+=("$(profile_label "$1")")    # lib/profiles.sh: file=NAME for a FILE
     [ -n "$2" ] && parts+=("$2")
     [ "${3:-0}" != 0 ] && parts+=("rate=$3")
-    [ "${4:-default}" != default ] && parts+=("gc=$4")
+    [ "${4:-freeze}" != freeze ] && parts+=("gc=$4")
     (IFS=/; printf '%s\n' "${parts[*]}")
 }

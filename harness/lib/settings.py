@@ -92,6 +92,7 @@ SETTINGS = [
     ("SCENARIO", "idle", "what a run does after the hold: idle, push, stall, storm", ("bench",), None),
     ("PROFILE", "tuned", "comma list of kernel profiles (tuned, stock, tuned-KEY, FILE, ablate), each a condition", ("bench",), None),
     ("RATE", "0", "comma list of client connect rates (connections/s, 0 = unlimited), each a condition", ("bench",), None),
+    ("PY_GC", "freeze", "the Python contenders' garbage collector (py_server --gc: freeze, default = CPython's untouched, off); bench: a comma list, each a condition", ALL, None),
     ("PORTS", "9000", "the server's port or a range LO-HI (up to 1024 ports)", ("bench",), None),
     ("CPUS_SERVER", "", "local runs: the server on these CPUs (taskset -c)", ("bench",), None),
     ("CPUS_CLIENT", "", "local runs: the client on these CPUs (taskset -c)", ("bench",), None),
