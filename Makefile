@@ -108,8 +108,8 @@ $(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/calib $(BUI
 # command line (c_server/contender/): c1m-libuv (libuv1-dev) and c1m-uring
 # (liburing-dev). Their headers come from harness/install-deps.sh build, run
 # when missing, as for the extension's Python.h.
-ALT_CFLAGS := $(CFLAGS) -Ic_server/lib -Ic_server/server -Ic_server/contender
-ALT_HDRS := $(wildcard c_server/lib/*.h c_server/server/server.h c_server/contender/*.h)
+ALT_CFLAGS := $(CFLAGS) -Ic_server/lib -Ic_server/contender
+ALT_HDRS := $(wildcard c_server/lib/*.h c_server/contender/*.h)
 CONTENDER_OBJ := $(patsubst c_server/contender/%.c,$(BUILD)/contender/%.o,$(wildcard c_server/contender/*.c))
 LIBUV_OBJ := $(patsubst c_server/libuv/%.c,$(BUILD)/libuv/%.o,$(wildcard c_server/libuv/*.c))
 URING_OBJ := $(patsubst c_server/uring/%.c,$(BUILD)/uring/%.o,$(wildcard c_server/uring/*.c))

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "server.h" /* struct server_config: the same configuration as c1m-server */
+#include "server_main.h" /* struct c1m_server_opts: c1m-server's command line */
 #include "stats.h"
 
 struct contender {
@@ -23,7 +23,7 @@ struct contender {
     int (*available)(char *why, size_t len);
     /* One worker until SIGTERM/SIGINT: publishes into st->w[index], returns
      * its exit status (0 clean, 1 failure). */
-    int (*worker_run)(const struct server_config *cfg, struct c1m_stats *st, int index);
+    int (*worker_run)(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index);
 };
 
 /* The whole program: returns the exit status (0, 1 runtime failure, 2 usage,

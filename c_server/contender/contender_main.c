@@ -4,16 +4,10 @@
 
 #include <stdio.h>
 
-struct ctx {
-    const struct contender *k;
-    struct server_config cfg;
-};
-
 static int worker_run(void *ud, const struct c1m_server_opts *o, struct c1m_stats *st, int i)
 {
-    struct ctx *x = ud;
-    server_config_set(&x->cfg, o);
-    return x->k->worker_run(&x->cfg, st, i);
+    const struct contender *k = ud;
+    return k->worker_run(o, st, i);
 }
 
 int contender_main(const struct contender *k, int argc, char **argv)
@@ -22,7 +16,6 @@ int contender_main(const struct contender *k, int argc, char **argv)
     snprintf(about, sizeof(about),
              "%s\n\nAnswers \"ping\\n\" with \"pong\\n\"; other lines are counted; a line over 1024 "
              "bytes\ncloses the connection (oversized). Flags as c1m-server's:", k->about);
-    struct ctx x = {.k = k};
     const struct c1m_server_prog prog = {
         .prog = k->prog,
         .kind = k->kind,
@@ -30,7 +23,7 @@ int contender_main(const struct contender *k, int argc, char **argv)
         .has_check = 1,
         .available = k->available,
         .worker_run = worker_run,
-        .ud = &x,
+        .ud = (void *)k,
     };
     struct c1m_server_opts o = {.sndbuf = 4096, .rcvbuf = 4096, .max_pending = 4096};
     return c1m_server_main(&prog, &o, argc, argv);

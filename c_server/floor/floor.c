@@ -16,10 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "listener.h"
-#include "loop.h"
-#include "net.h"
-#include "workers.h" /* c1m_workers_stopping */
+#include "loop_worker.h"
 #include "pushmsg.h"
 
 #define CONN_EVENTS EPOLLRDHUP
@@ -28,44 +25,22 @@
 #define PUBLISH_MS 1000.0
 
 struct worker {
-    c1m_loop *loop;
-    int max_fds;
+    struct c1m_loop_worker b;   /* loop, listener, counters (b.pub: open, accepted, closed;
+                                 * with --push, pushed and slow) */
     int conn_handler;
-    struct c1m_listener listener;
-    long open;                  /* the listener's open_count */
-    uint64_t accepted;
-    uint64_t pushed, slow;      /* --push: messages sent whole, connections cut */
     int push_bytes;
     uint32_t push_seq, push_seq_max;
     char *push_buf;             /* one message, restamped per send */
-    int dirty;
-    uint64_t state;
-    struct c1m_stats_worker *rec;
 };
-
-static void publish(struct worker *w)
-{
-    struct c1m_stats_worker *r = w->rec;
-    c1m_stats_begin(r);
-    r->state = w->state;
-    r->open = (uint64_t)w->open;
-    r->accepted = w->accepted;
-    r->closed = w->accepted - (uint64_t)w->open;
-    r->accept_errors = w->listener.accept_errors;
-    r->pushed = w->pushed;
-    r->slow = w->slow;
-    r->updated_ns = c1m_now_ns();
-    c1m_stats_end(r);
-    w->dirty = 0;
-}
 
 static void conn_close(struct worker *w, int fd)
 {
-    c1m_loop_del(w->loop, fd);
+    c1m_loop_del(w->b.loop, fd);
     close(fd); /* EINTR on close of a socket: the fd is gone anyway on Linux */
-    w->open--;
-    w->dirty = 1;
-    c1m_listener_conn_closed(&w->listener);
+    w->b.pub.open--;
+    w->b.pub.closed++;
+    w->b.pub.dirty = 1;
+    c1m_listener_conn_closed(&w->b.listener);
 }
 
 /* EPOLLRDHUP (the peer closed or shut down its side), EPOLLHUP or EPOLLERR:
@@ -79,32 +54,17 @@ static void on_conn_io(c1m_loop *loop, int fd, uint32_t events, void *ud)
 
 static int on_accept(void *ud, int fd)
 {
-    struct worker *w = ud;
-    if (fd >= w->max_fds || c1m_loop_add(w->loop, fd, CONN_EVENTS, w->conn_handler) < 0) {
+    struct worker *w = ((struct c1m_loop_worker *)ud)->ud;
+    if (fd >= w->b.max_fds || c1m_loop_add(w->b.loop, fd, CONN_EVENTS, w->conn_handler) < 0) {
         close(fd); /* beyond the loop's table (cannot happen below RLIMIT_NOFILE), or ENOMEM */
-        w->listener.accept_errors++;
-        w->dirty = 1;
+        w->b.listener.accept_errors++;
+        w->b.pub.dirty = 1;
         return 0;
     }
-    w->open++;
-    w->accepted++;
-    w->dirty = 1;
+    w->b.pub.open++;
+    w->b.pub.accepted++;
+    w->b.pub.dirty = 1;
     return 0;
-}
-
-static void on_listen_state(void *ud, int paused)
-{
-    struct worker *w = ud;
-    if (w->state == C1M_ST_LISTENING || w->state == C1M_ST_FULL)
-        w->state = paused ? C1M_ST_FULL : C1M_ST_LISTENING;
-    publish(w);
-}
-
-static void on_stop_signal(c1m_loop *loop, int signo, void *ud)
-{
-    (void)signo;
-    (void)ud;
-    c1m_loop_stop(loop);
 }
 
 /* SIGUSR1 with --push: one send() of one message to every connection. */
@@ -114,7 +74,7 @@ static void on_push_signal(c1m_loop *loop, int signo, void *ud)
     struct worker *w = ud;
     size_t n = (size_t)w->push_bytes;
     w->push_seq = c1m_push_seq_next(w->push_seq, w->push_seq_max);
-    for (int fd = 0; fd < w->max_fds; fd++) {
+    for (int fd = 0; fd < w->b.max_fds; fd++) {
         if (c1m_loop_events(loop, fd) != CONN_EVENTS)
             continue;
         c1m_push_format(w->push_buf, n, w->push_seq, c1m_realtime_us());
@@ -123,28 +83,22 @@ static void on_push_signal(c1m_loop *loop, int signo, void *ud)
             k = send(fd, w->push_buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
         while (k < 0 && errno == EINTR);
         if (k == (ssize_t)n) {
-            w->pushed++;
+            w->b.pub.pushed++;
             continue;
         }
         /* short or refused (EAGAIN: a full send queue; EPIPE, ECONNRESET: gone) */
         if (k >= 0 || errno == EAGAIN || errno == EWOULDBLOCK)
-            w->slow++;
+            w->b.pub.slow++;
         conn_close(w, fd);
     }
-    w->dirty = 1;
+    w->b.pub.dirty = 1;
 }
 
-static void on_publish_tick(c1m_loop *loop, uint64_t id, void *ud)
+static void close_all(void *ud)
 {
-    (void)id;
-    publish(ud);
-    c1m_loop_timer(loop, PUBLISH_MS, on_publish_tick, ud);
-}
-
-static void close_all(struct worker *w)
-{
-    for (int fd = 0; fd < w->max_fds && w->open > 0; fd++)
-        if (c1m_loop_events(w->loop, fd) == CONN_EVENTS)
+    struct worker *w = ud;
+    for (int fd = 0; fd < w->b.max_fds && w->b.pub.open > 0; fd++)
+        if (c1m_loop_events(w->b.loop, fd) == CONN_EVENTS)
             conn_close(w, fd);
 }
 
@@ -157,20 +111,12 @@ int floor_worker_run(const struct c1m_server_opts *cfg, const struct floor_confi
         perror("c1m-floor: worker state");
         return 1;
     }
-    w->rec = &st->w[index];
-    w->state = C1M_ST_STARTING;
-    w->listener.fd = -1;
-    w->max_fds = c1m_nofile_limit();
-    publish(w);
-
-    w->loop = c1m_loop_new(w->max_fds);
-    if (!w->loop) {
-        perror("c1m-floor: event loop");
+    w->b = (struct c1m_loop_worker){.prog = "c1m-floor", .tick_ms = PUBLISH_MS,
+                                    .close_all = close_all, .ud = w};
+    if (c1m_loop_worker_begin(&w->b, st, index) < 0)
         goto out;
-    }
-    w->conn_handler = c1m_loop_handler(w->loop, on_conn_io, w);
-    if (w->conn_handler < 0 || c1m_loop_signal(w->loop, SIGTERM, on_stop_signal, w) < 0 ||
-        c1m_loop_signal(w->loop, SIGINT, on_stop_signal, w) < 0) {
+    w->conn_handler = c1m_loop_handler(w->b.loop, on_conn_io, w);
+    if (w->conn_handler < 0) {
         perror("c1m-floor: loop handlers");
         goto out;
     }
@@ -178,48 +124,17 @@ int floor_worker_run(const struct c1m_server_opts *cfg, const struct floor_confi
         w->push_bytes = fc->push_bytes;
         w->push_seq_max = c1m_push_seq_max((size_t)fc->push_bytes);
         w->push_buf = malloc((size_t)fc->push_bytes);
-        if (!w->push_buf || c1m_loop_signal(w->loop, SIGUSR1, on_push_signal, w) < 0) {
+        if (!w->push_buf || c1m_loop_signal(w->b.loop, SIGUSR1, on_push_signal, w) < 0) {
             perror("c1m-floor: push");
             goto out;
         }
         c1m_push_fill(w->push_buf, (size_t)fc->push_bytes, 1);
     }
-    /* on the listening socket: accepted sockets inherit them, no per-accept cost */
-    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
-    if (c1m_listener_open_opts(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
-                               &opts, cfg->worker_conns, &w->open, on_accept, on_listen_state,
-                               w) < 0) {
-        fprintf(stderr, "c1m-floor: worker %d: listen on %s:%d: %s\n", index, cfg->host,
-                cfg->port, strerror(errno));
-        goto out;
-    }
-    w->state = C1M_ST_LISTENING;
-    publish(w);
-    if (!c1m_loop_timer(w->loop, PUBLISH_MS, on_publish_tick, w)) {
-        perror("c1m-floor: timer");
-        goto out;
-    }
-
-    while (!c1m_loop_stopping(w->loop)) {
-        if (c1m_loop_run_once(w->loop, -1) < 0) {
-            perror("c1m-floor: epoll_wait");
-            goto out;
-        }
-        if (w->dirty)
-            publish(w);
-    }
-    w->state = C1M_ST_STOPPING;
-    publish(w);
-    rc = 0;
+    if (c1m_loop_worker_listen(&w->b, cfg, index, on_accept) == 0 &&
+        c1m_loop_worker_serve(&w->b) == 0)
+        rc = 0;
 out:
-    c1m_workers_stopping(); /* before c1m_loop_free unblocks them */
-    if (w->loop) {
-        c1m_listener_close(&w->listener);
-        close_all(w);
-        c1m_loop_free(w->loop);
-    }
-    w->state = rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED;
-    publish(w);
+    c1m_loop_worker_end(&w->b, rc);
     free(w->push_buf);
     free(w);
     return rc;

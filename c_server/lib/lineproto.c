@@ -26,3 +26,9 @@ int c1m_line_feed(struct c1m_line_state *s, const char *buf, size_t n, struct c1
     }
     return 0;
 }
+
+void c1m_pong_fill(char *buf, size_t n)
+{
+    for (size_t i = 0; i + C1M_PONG_LEN <= n; i += C1M_PONG_LEN)
+        memcpy(buf + i, C1M_PONG, C1M_PONG_LEN);
+}

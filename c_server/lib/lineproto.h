@@ -30,4 +30,8 @@ struct c1m_line_result {
  * lines completed before it). */
 int c1m_line_feed(struct c1m_line_state *s, const char *buf, size_t n, struct c1m_line_result *r);
 
+/* buf[0..n) filled with repeated "pong\n" (n a multiple of C1M_PONG_LEN):
+ * the one buffer a worker writes every connection's replies from. */
+void c1m_pong_fill(char *buf, size_t n);
+
 #endif

@@ -1,5 +1,6 @@
 /* stats.c - see stats.h. */
 #include "stats.h"
+#include "loop.h" /* c1m_now_ns */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,4 +91,29 @@ const char *c1m_state_name(uint64_t state)
 {
     static const char *names[] = {"starting", "listening", "full", "stopping", "exited", "failed"};
     return state < sizeof(names) / sizeof(names[0]) ? names[state] : "unknown";
+}
+
+void c1m_stats_publish(struct c1m_stats_pub *p)
+{
+    struct c1m_stats_worker *r = p->rec;
+    c1m_stats_begin(r);
+    r->state = p->state;
+    r->open = (uint64_t)p->open;
+    r->accepted = p->accepted;
+    r->closed = p->closed;
+    r->slow = p->slow;
+    r->lines = p->lines;
+    r->pongs = p->pongs;
+    r->oversized = p->oversized;
+    r->pushed = p->pushed;
+    r->accept_errors = p->accept_errors;
+    r->updated_ns = c1m_now_ns();
+    c1m_stats_end(r);
+    p->dirty = 0;
+}
+
+void c1m_stats_set_state(struct c1m_stats_pub *p, uint64_t state)
+{
+    p->state = state;
+    c1m_stats_publish(p);
 }

@@ -87,6 +87,21 @@ void c1m_stats_close(struct c1m_stats *st);
 void c1m_stats_begin(struct c1m_stats_worker *w);
 void c1m_stats_end(struct c1m_stats_worker *w);
 
+/* A worker's own copy of what its record says (every C server's worker keeps
+ * its counts here and publishes them whole). */
+struct c1m_stats_pub {
+    struct c1m_stats_worker *rec;  /* st->w[index] */
+    uint64_t state;                /* enum c1m_worker_state */
+    long open;
+    uint64_t accepted, closed, slow, lines, pongs, oversized, pushed, accept_errors;
+    int dirty;                     /* counts changed since the last publish */
+};
+/* p's state and counts to its record in one begin/end, updated_ns now;
+ * clears p->dirty. */
+void c1m_stats_publish(struct c1m_stats_pub *p);
+/* p->state = state, published. */
+void c1m_stats_set_state(struct c1m_stats_pub *p, uint64_t state);
+
 /* ---- reader (c1m-stat, the fuzz target) ---- */
 
 /* Check that buf[0..len) is a whole counters file: magic, version, and room

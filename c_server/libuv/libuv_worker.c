@@ -73,7 +73,7 @@ struct wchunk {
 enum { L_CLOSED, L_OPEN, L_CLOSING };
 
 struct lworker {
-    const struct server_config *cfg;
+    const struct c1m_server_opts *cfg;
     uv_loop_t loop;
     uv_tcp_t lsn;
     int lsn_state;
@@ -83,11 +83,7 @@ struct lworker {
     uv_check_t after_io;
     uv_signal_t sigterm, sigint;
     int stopping;
-    long open;
-    uint64_t accepted, closed, slow, lines, pongs, oversized, accept_errors;
-    uint64_t state;
-    int dirty;
-    struct c1m_stats_worker *rec;
+    struct c1m_stats_pub pub;    /* state and counts (stats.h) */
     struct wslot *free_slots;
     struct wchunk *chunks;
     struct uconn **paused;      /* connections to read again after this iteration */
@@ -99,29 +95,6 @@ struct lworker {
 
 static struct lworker *worker_of(uv_handle_t *h) { return h->loop->data; }
 
-static void publish(struct lworker *w)
-{
-    struct c1m_stats_worker *r = w->rec;
-    c1m_stats_begin(r);
-    r->state = w->state;
-    r->open = (uint64_t)w->open;
-    r->accepted = w->accepted;
-    r->closed = w->closed;
-    r->slow = w->slow;
-    r->lines = w->lines;
-    r->pongs = w->pongs;
-    r->oversized = w->oversized;
-    r->accept_errors = w->accept_errors;
-    r->updated_ns = c1m_now_ns();
-    c1m_stats_end(r);
-    w->dirty = 0;
-}
-
-static void set_state(struct lworker *w, uint64_t state)
-{
-    w->state = state;
-    publish(w);
-}
 
 /* ---- write requests ---- */
 
@@ -159,7 +132,7 @@ static void on_listener_closed(uv_handle_t *h)
     struct lworker *w = worker_of(h);
     w->lsn_state = L_CLOSED;
     /* connections may have closed meanwhile: re-open now if below the mark */
-    if (!w->stopping && !w->retry_armed && w->open < w->resume_at)
+    if (!w->stopping && !w->retry_armed && w->pub.open < w->resume_at)
         listener_open(w);
 }
 
@@ -170,8 +143,8 @@ static void listener_pause(struct lworker *w)
     if (w->lsn_state == L_OPEN) {
         w->lsn_state = L_CLOSING;
         uv_close((uv_handle_t *)&w->lsn, on_listener_closed);
-        if (w->state == C1M_ST_LISTENING)
-            set_state(w, C1M_ST_FULL);
+        if (w->pub.state == C1M_ST_LISTENING)
+            c1m_stats_set_state(&w->pub, C1M_ST_FULL);
     }
 }
 
@@ -179,7 +152,7 @@ static void on_retry(uv_timer_t *t)
 {
     struct lworker *w = worker_of((uv_handle_t *)t);
     w->retry_armed = 0;
-    if (w->lsn_state == L_CLOSED && !w->stopping && w->open < w->resume_at)
+    if (w->lsn_state == L_CLOSED && !w->stopping && w->pub.open < w->resume_at)
         listener_open(w);
 }
 
@@ -196,7 +169,7 @@ static void retry_later(struct lworker *w)
  * caller reports it). Returns 0 or a negative errno / uv error. */
 static int listener_start(struct lworker *w)
 {
-    const struct server_config *cfg = w->cfg;
+    const struct c1m_server_opts *cfg = w->cfg;
     /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
      * inherits them (no setsockopt() per connection) */
     const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
@@ -226,13 +199,13 @@ static void listener_open(struct lworker *w)
     if (w->lsn_state != L_CLOSED || w->stopping)
         return;
     if (listener_start(w) < 0) {
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         retry_later(w);
         return;
     }
-    if (w->state == C1M_ST_FULL)
-        set_state(w, C1M_ST_LISTENING);
+    if (w->pub.state == C1M_ST_FULL)
+        c1m_stats_set_state(&w->pub, C1M_ST_LISTENING);
 }
 
 /* ---- connections ---- */
@@ -250,10 +223,10 @@ static void conn_close(struct lworker *w, struct uconn *c)
     if (c->flags & UC_HELD)
         c1m_held_forget(&w->held, (uint64_t)(uintptr_t)c);
     uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
-    w->open--;
-    w->closed++;
-    w->dirty = 1;
-    if (w->lsn_state == L_CLOSED && !w->retry_armed && w->open < w->resume_at)
+    w->pub.open--;
+    w->pub.closed++;
+    w->pub.dirty = 1;
+    if (w->lsn_state == L_CLOSED && !w->retry_armed && w->pub.open < w->resume_at)
         listener_open(w);
 }
 
@@ -269,8 +242,8 @@ static void account(struct lworker *w, struct uconn *c, size_t n)
     uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
     c->out_pongs -= sent;
     c->out_off = (uint8_t)(done % C1M_PONG_LEN);
-    w->pongs += sent;
-    w->dirty = 1;
+    w->pub.pongs += sent;
+    w->pub.dirty = 1;
 }
 
 /* uv_try_write the pending pongs until done or the socket is full. 0, or
@@ -370,7 +343,7 @@ static void conn_flush(struct lworker *w, struct uconn *c)
         switch (c1m_held_judge(&w->held, (uint64_t)(uintptr_t)c, backlog,
                                (size_t)w->cfg->max_pending, c1m_now_ns())) {
         case C1M_BACKLOG_SLOW:
-            w->slow++;
+            w->pub.slow++;
             conn_close(w, c);
             return;
         case C1M_BACKLOG_HELD:
@@ -451,8 +424,8 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
     }
     struct c1m_line_result r = {0, 0};
     int rc = c1m_line_feed(&c->line, w->rbuf, (size_t)nread, &r);
-    w->lines += r.lines;
-    w->dirty = 1;
+    w->pub.lines += r.lines;
+    w->pub.dirty = 1;
     /* saturate rather than wrap; the slow check closes long before */
     uint64_t p = (uint64_t)c->out_pongs + r.pings;
     c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
@@ -461,7 +434,7 @@ static void on_read(uv_stream_t *s, ssize_t nread, const uv_buf_t *buf)
          * now (never wait), then close */
         if (!c->inflight)
             conn_try_send(w, c);
-        w->oversized++;
+        w->pub.oversized++;
         conn_close(w, c);
         return;
     }
@@ -473,8 +446,8 @@ static void on_connection(uv_stream_t *server, int status)
 {
     struct lworker *w = worker_of((uv_handle_t *)server);
     if (status < 0) {
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         if (status == UV_EMFILE || status == UV_ENFILE || status == UV_ENOBUFS ||
             status == UV_ENOMEM) {
             /* out of fds or memory: stop listening, retry on a timer */
@@ -486,8 +459,8 @@ static void on_connection(uv_stream_t *server, int status)
     struct uconn *c = calloc(1, sizeof(*c));
     if (!c || uv_tcp_init(&w->loop, &c->tcp) < 0) {
         free(c);
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         listener_pause(w); /* the queued connection stays queued: retry later */
         retry_later(w);
         return;
@@ -495,16 +468,16 @@ static void on_connection(uv_stream_t *server, int status)
     if (uv_accept(server, (uv_stream_t *)&c->tcp) < 0) {
         c->flags |= UC_CLOSING;
         uv_close((uv_handle_t *)&c->tcp, on_conn_closed);
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         return;
     }
-    w->open++;
-    w->accepted++;
-    w->dirty = 1;
+    w->pub.open++;
+    w->pub.accepted++;
+    w->pub.dirty = 1;
     if (uv_read_start((uv_stream_t *)&c->tcp, on_alloc, on_read) < 0)
         conn_close(w, c);
-    if (w->cfg->worker_conns > 0 && w->open >= w->cfg->worker_conns)
+    if (w->cfg->worker_conns > 0 && w->pub.open >= w->cfg->worker_conns)
         listener_pause(w);
 }
 
@@ -531,15 +504,15 @@ static void on_tick(uv_timer_t *t)
     struct lworker *w = worker_of((uv_handle_t *)t);
     if (w->held.n)
         judge_held(w);
-    publish(w); /* refreshes updated_ns: alive */
+    c1m_stats_publish(&w->pub); /* refreshes updated_ns: alive */
 }
 
 static void on_after_io(uv_check_t *h)
 {
     struct lworker *w = worker_of((uv_handle_t *)h);
     resume_paused(w);
-    if (w->dirty)
-        publish(w);
+    if (w->pub.dirty)
+        c1m_stats_publish(&w->pub);
 }
 
 static void close_any(uv_handle_t *h, void *arg)
@@ -561,7 +534,7 @@ static void on_stop_signal(uv_signal_t *sig, int signo)
         return;
     w->stopping = 1;
     c1m_workers_stopping(); /* closing the signal handles puts back SIG_DFL */
-    set_state(w, C1M_ST_STOPPING);
+    c1m_stats_set_state(&w->pub, C1M_ST_STOPPING);
     if (w->lsn_state == L_OPEN)
         w->lsn_state = L_CLOSING; /* closed by the walk below, not re-opened */
     /* every handle: the connections (counted closed), the listener, the
@@ -569,7 +542,7 @@ static void on_stop_signal(uv_signal_t *sig, int signo)
     uv_walk(&w->loop, close_any, w);
 }
 
-int libuv_worker_run(const struct server_config *cfg, struct c1m_stats *st, int index)
+int libuv_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index)
 {
     int rc = 1, loop_ok = 0;
     struct lworker *w = calloc(1, sizeof(*w));
@@ -578,11 +551,10 @@ int libuv_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
         return 1;
     }
     w->cfg = cfg;
-    w->rec = &st->w[index];
+    w->pub.rec = &st->w[index];
     w->resume_at = c1m_listener_resume_at(cfg->worker_conns);
-    for (size_t i = 0; i < PONG_BUF; i += C1M_PONG_LEN)
-        memcpy(w->pong_buf + i, C1M_PONG, C1M_PONG_LEN);
-    set_state(w, C1M_ST_STARTING);
+    c1m_pong_fill(w->pong_buf, PONG_BUF);
+    c1m_stats_set_state(&w->pub, C1M_ST_STARTING);
     /* libuv writes with write(2)/writev(2): a peer gone makes SIGPIPE, which
      * libuv leaves to the application (as every libuv program does) */
     signal(SIGPIPE, SIG_IGN);
@@ -615,7 +587,7 @@ int libuv_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
                 cfg->port, uv_strerror(e));
         goto out;
     }
-    set_state(w, C1M_ST_LISTENING);
+    c1m_stats_set_state(&w->pub, C1M_ST_LISTENING);
     if ((e = uv_run(&w->loop, UV_RUN_DEFAULT)) != 0 && !w->stopping) {
         fprintf(stderr, "c1m-libuv: worker %d: uv_run returned with handles active\n", index);
         goto out;
@@ -633,7 +605,7 @@ out:
             rc = 1;
         }
     }
-    set_state(w, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
+    c1m_stats_set_state(&w->pub, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
     free(w->paused);
     c1m_held_free(&w->held);
     while (w->chunks) {

@@ -14,7 +14,7 @@ static const struct c1m_cli_flag push_flags[F_NFLAGS] = {
 
 static int on_push_flag(void *ud, struct c1m_cli *c, int f)
 {
-    struct server_config *cfg = ud;
+    struct server_push *cfg = ud;
     const char *v = c->value, *a = c->flag;
     long x;
     switch (f) {
@@ -22,14 +22,14 @@ static int on_push_flag(void *ud, struct c1m_cli *c, int f)
         if (c1m_parse_long(v, C1M_PUSH_MIN, C1M_PUSH_MAX, 0, &x) < 0)
             return c1m_cli_error(c, a, v, "expects bytes 32-1025 (one line of at most "
                                           "1024 bytes plus its newline)");
-        cfg->push_bytes = (int)x;
+        cfg->bytes = (int)x;
         break;
     case F_PUSH_EVERY:
-        if (c1m_parse_seconds(v, 0.001, 86400, 0, &cfg->push_every) < 0)
+        if (c1m_parse_seconds(v, 0.001, 86400, 0, &cfg->every) < 0)
             return c1m_cli_error(c, a, v, "expects seconds 0.001-86400 (e.g. 30 or 0.5)");
         break;
     case F_PUSH_BURST:
-        cfg->push_burst = 1;
+        cfg->burst = 1;
         break;
     }
     return -1;
@@ -37,43 +37,41 @@ static int on_push_flag(void *ud, struct c1m_cli *c, int f)
 
 static int check_push(void *ud, const struct c1m_server_opts *o, struct c1m_cli *c)
 {
-    const struct server_config *cfg = ud;
-    if (cfg->push_every > 0 && !cfg->push_bytes)
+    const struct server_push *cfg = ud;
+    if (cfg->every > 0 && !cfg->bytes)
         return c1m_cli_error(c, "--push-every", NULL, "needs --push BYTES");
-    if (cfg->push_burst && !cfg->push_bytes)
+    if (cfg->burst && !cfg->bytes)
         return c1m_cli_error(c, "--push-burst", NULL, "needs --push BYTES and --push-every S");
-    if (cfg->push_burst && !(cfg->push_every > 0))
+    if (cfg->burst && !(cfg->every > 0))
         return c1m_cli_error(c, "--push-burst", NULL, "needs --push-every S");
     /* a partly sent message counts toward the bound: below one message, a
      * peer that reads would be cut as slow */
-    if (cfg->push_bytes && o->max_pending < cfg->push_bytes)
+    if (cfg->bytes && o->max_pending < cfg->bytes)
         return c1m_cli_error(c, "--max-pending", NULL, "must be at least --push BYTES");
     /* SIGUSR1 (push broadcast) is the workers'. Ignored from before the fork:
      * a worker inherits the ignore until its loop blocks the signal (a blocked
      * signal is queued even when ignored, so its signalfd still reads it), and
      * one sent to the parent, or to a worker starting or stopping, ends nothing. */
-    if (cfg->push_bytes)
+    if (cfg->bytes)
         signal(SIGUSR1, SIG_IGN);
     return -1;
 }
 
 static void started(void *ud, const struct c1m_server_opts *o)
 {
-    const struct server_config *cfg = ud;
-    if (!cfg->push_bytes || o->quiet)
+    const struct server_push *cfg = ud;
+    if (!cfg->bytes || o->quiet)
         return;
-    if (cfg->push_every > 0)
+    if (cfg->every > 0)
         fprintf(stderr, "c1m-server: push %d bytes every %g s (%s) and on SIGUSR1\n",
-                cfg->push_bytes, cfg->push_every, cfg->push_burst ? "burst" : "paced");
+                cfg->bytes, cfg->every, cfg->burst ? "burst" : "paced");
     else
-        fprintf(stderr, "c1m-server: push %d bytes on SIGUSR1\n", cfg->push_bytes);
+        fprintf(stderr, "c1m-server: push %d bytes on SIGUSR1\n", cfg->bytes);
 }
 
 static int worker_run(void *ud, const struct c1m_server_opts *o, struct c1m_stats *st, int i)
 {
-    struct server_config *cfg = ud;
-    server_config_set(cfg, o);
-    return server_worker_run(cfg, st, i);
+    return server_worker_run(o, ud, st, i);
 }
 
 int main(int argc, char **argv)
@@ -90,7 +88,7 @@ int main(int argc, char **argv)
         "                    the connections' sends spread evenly over the interval\n"
         "  --push-burst      each interval's messages go to all connections at once\n",
         C1M_PUSH_MIN, C1M_PUSH_MAX);
-    struct server_config cfg = {0};
+    struct server_push cfg = {0};
     const struct c1m_server_prog prog = {
         .prog = "c1m-server",
         .kind = "c",

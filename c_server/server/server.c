@@ -38,10 +38,7 @@
 #include <unistd.h>
 
 #include "lineproto.h"
-#include "listener.h"
-#include "loop.h"
-#include "net.h"
-#include "workers.h" /* c1m_workers_stopping */
+#include "loop_worker.h"
 #include "pushmsg.h"
 #include "slowcut.h"
 
@@ -84,61 +81,32 @@ struct pusher {
     char *buf;                  /* one message, formatted for its send() */
 };
 
-struct counters {
-    long open;
-    uint64_t accepted, closed, slow, lines, pongs, oversized, pushed;
-};
-
 struct worker {
-    const struct server_config *cfg;
-    c1m_loop *loop;
+    struct c1m_loop_worker b;   /* loop, listener, counters (b.pub) */
+    const struct c1m_server_opts *cfg;
+    const struct server_push *push_cfg;
     struct conn *conns;         /* max_fds entries */
-    int max_fds;
     int fd_hi;                  /* 1 + the highest fd a connection had: the push sweep's end */
     int conn_handler;
-    struct c1m_listener listener;
-    struct counters c;
-    int dirty;
-    uint64_t state;
-    struct c1m_stats_worker *rec;
     struct pusher push;
     struct c1m_held_set held;   /* connections over --max-pending (slowcut.h) */
     char rbuf[READ_BUF];
     char pongs[PONG_BUF];
 };
 
-static void publish(struct worker *w)
-{
-    struct c1m_stats_worker *r = w->rec;
-    c1m_stats_begin(r);
-    r->state = w->state;
-    r->open = (uint64_t)w->c.open;
-    r->accepted = w->c.accepted;
-    r->closed = w->c.closed;
-    r->slow = w->c.slow;
-    r->lines = w->c.lines;
-    r->pongs = w->c.pongs;
-    r->oversized = w->c.oversized;
-    r->pushed = w->c.pushed;
-    r->accept_errors = w->listener.accept_errors;
-    r->updated_ns = c1m_now_ns();
-    c1m_stats_end(r);
-    w->dirty = 0;
-}
-
 static void conn_close(struct worker *w, int fd)
 {
-    c1m_loop_del(w->loop, fd);
+    c1m_loop_del(w->b.loop, fd);
     close(fd); /* EINTR on close of a socket: the fd is gone anyway on Linux */
     if (w->conns[fd].flags & CONN_HELD)
         c1m_held_forget(&w->held, (uint64_t)fd);
     memset(&w->conns[fd], 0, sizeof(w->conns[fd]));
     if (w->push.pc)
         memset(&w->push.pc[fd], 0, sizeof(w->push.pc[fd]));
-    w->c.open--;
-    w->c.closed++;
-    w->dirty = 1;
-    c1m_listener_conn_closed(&w->listener);
+    w->b.pub.open--;
+    w->b.pub.closed++;
+    w->b.pub.dirty = 1;
+    c1m_listener_conn_closed(&w->b.listener);
 }
 
 /* Output bytes waiting: pongs, then pushes. */
@@ -222,25 +190,25 @@ static int conn_send(struct worker *w, int fd, int no_new)
                 return 0;
             return -1;
         }
-        w->dirty = 1;
+        w->b.pub.dirty = 1;
         if (kind == OUT_PONGS) {
             size_t done = (size_t)n + c->out_off;
             uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
             c->out_pongs -= sent;
             c->out_off = (uint8_t)(done % C1M_PONG_LEN);
-            w->c.pongs += sent;
+            w->b.pub.pongs += sent;
         } else if (kind == OUT_PUSH_REST) {
             p->off = (uint16_t)(p->off + (size_t)n);
             if (p->off == ps->bytes) {
                 p->off = 0;
                 p->pending--;
-                w->c.pushed++;
+                w->b.pub.pushed++;
             }
         } else { /* n > 0: this message's sequence number is spent */
             p->seq = c1m_push_seq_next(p->seq, ps->seq_max);
             if ((size_t)n == ps->bytes) {
                 p->pending--;
-                w->c.pushed++;
+                w->b.pub.pushed++;
             } else { /* the rest of it goes first next time, same stamp */
                 p->off = (uint16_t)n;
                 p->usec = usec;
@@ -265,12 +233,12 @@ static int conn_flush(struct worker *w, int fd)
         switch (c1m_held_judge(&w->held, (uint64_t)fd, backlog, (size_t)w->cfg->max_pending,
                                c1m_now_ns())) {
         case C1M_BACKLOG_SLOW:
-            w->c.slow++;
+            w->b.pub.slow++;
             conn_close(w, fd);
             return -1;
         case C1M_BACKLOG_HELD:
             c->flags |= CONN_HELD; /* read no more: room or the grace's end decides */
-            if (c1m_loop_mod(w->loop, fd, EPOLLOUT) < 0) {
+            if (c1m_loop_mod(w->b.loop, fd, EPOLLOUT) < 0) {
                 conn_close(w, fd);
                 return -1;
             }
@@ -286,7 +254,7 @@ static int conn_flush(struct worker *w, int fd)
     }
     uint32_t ev = c->flags & CONN_EOF ? EPOLLOUT
                                       : EPOLLIN | EPOLLRDHUP | (out ? EPOLLOUT : 0);
-    if (c1m_loop_mod(w->loop, fd, ev) < 0) { /* no-op when the mask is unchanged */
+    if (c1m_loop_mod(w->b.loop, fd, ev) < 0) { /* no-op when the mask is unchanged */
         conn_close(w, fd);
         return -1;
     }
@@ -316,8 +284,8 @@ static void conn_read(struct worker *w, int fd)
     }
     struct c1m_line_result r = {0, 0};
     int rc = c1m_line_feed(&c->line, w->rbuf, (size_t)n, &r);
-    w->c.lines += r.lines;
-    w->dirty = 1;
+    w->b.pub.lines += r.lines;
+    w->b.pub.dirty = 1;
     /* saturate rather than wrap; the slow check closes long before */
     uint64_t p = (uint64_t)c->out_pongs + r.pings;
     c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
@@ -326,7 +294,7 @@ static void conn_read(struct worker *w, int fd)
          * the socket takes now (never wait), then close; no new push, which
          * could reach the peer cut off. */
         conn_send(w, fd, 1);
-        w->c.oversized++;
+        w->b.pub.oversized++;
         conn_close(w, fd);
         return;
     }
@@ -361,38 +329,23 @@ static void on_conn_io(c1m_loop *loop, int fd, uint32_t events, void *ud)
 
 static int on_accept(void *ud, int fd)
 {
-    struct worker *w = ud;
-    if (fd >= w->max_fds) { /* cannot happen below RLIMIT_NOFILE; be safe */
+    struct worker *w = ((struct c1m_loop_worker *)ud)->ud;
+    if (fd >= w->b.max_fds) { /* cannot happen below RLIMIT_NOFILE; be safe */
         close(fd);
         return 0;
     }
-    if (c1m_loop_add(w->loop, fd, EPOLLIN | EPOLLRDHUP, w->conn_handler) < 0) {
+    if (c1m_loop_add(w->b.loop, fd, EPOLLIN | EPOLLRDHUP, w->conn_handler) < 0) {
         close(fd);
-        w->listener.accept_errors++;
+        w->b.listener.accept_errors++;
         return 0;
     }
     w->conns[fd].flags = CONN_OPEN;
     if (fd >= w->fd_hi)
         w->fd_hi = fd + 1;
-    w->c.open++;
-    w->c.accepted++;
-    w->dirty = 1;
+    w->b.pub.open++;
+    w->b.pub.accepted++;
+    w->b.pub.dirty = 1;
     return 0;
-}
-
-static void on_listen_state(void *ud, int paused)
-{
-    struct worker *w = ud;
-    if (w->state == C1M_ST_LISTENING || w->state == C1M_ST_FULL)
-        w->state = paused ? C1M_ST_FULL : C1M_ST_LISTENING;
-    publish(w);
-}
-
-static void on_stop_signal(c1m_loop *loop, int signo, void *ud)
-{
-    (void)signo;
-    (void)ud;
-    c1m_loop_stop(loop);
 }
 
 /* The held connections whose grace is over: EPOLLOUT did not fire since (or
@@ -411,14 +364,12 @@ static void judge_held(struct worker *w)
     }
 }
 
-static void on_publish_tick(c1m_loop *loop, uint64_t id, void *ud)
+/* Each publish tick (loop_worker.h), before the publish. */
+static void on_tick(void *ud)
 {
-    (void)id;
     struct worker *w = ud;
     if (w->held.n)
         judge_held(w);
-    publish(w); /* also refreshes updated_ns: readers see the worker is alive */
-    c1m_loop_timer(loop, PUBLISH_MS, on_publish_tick, w);
 }
 
 /* One more push message for each open connection in fds [from, to) that
@@ -457,7 +408,7 @@ static void on_push_tick(c1m_loop *loop, uint64_t id, void *ud)
     }
     uint64_t e = now - ps->start_ns;
     double next_ms;
-    if (w->cfg->push_burst) {
+    if (w->push_cfg->burst) {
         next_ms = (double)(ps->every_ns - e) / 1e6;
     } else {
         int target = (int)((double)w->fd_hi * (double)e / (double)ps->every_ns);
@@ -487,19 +438,19 @@ static void on_push_signal(c1m_loop *loop, int signo, void *ud)
 
 static int push_setup(struct worker *w)
 {
-    const struct server_config *cfg = w->cfg;
+    const struct server_push *cfg = w->push_cfg;
     struct pusher *ps = &w->push;
-    ps->bytes = (size_t)cfg->push_bytes;
+    ps->bytes = (size_t)cfg->bytes;
     ps->seq_max = c1m_push_seq_max(ps->bytes);
-    ps->every_ns = (uint64_t)(cfg->push_every * 1e9);
-    ps->pc = calloc((size_t)w->max_fds, sizeof(*ps->pc));
+    ps->every_ns = (uint64_t)(cfg->every * 1e9);
+    ps->pc = calloc((size_t)w->b.max_fds, sizeof(*ps->pc));
     ps->buf = malloc(ps->bytes);
     if (!ps->pc || !ps->buf) {
         perror("c1m-server: push tables");
         return -1;
     }
     c1m_push_fill(ps->buf, ps->bytes, 1);
-    if (c1m_loop_signal(w->loop, SIGUSR1, on_push_signal, w) < 0) {
+    if (c1m_loop_signal(w->b.loop, SIGUSR1, on_push_signal, w) < 0) {
         perror("c1m-server: signalfd (SIGUSR1)");
         return -1;
     }
@@ -512,19 +463,21 @@ static void push_start(struct worker *w)
     if (!ps->pc || !ps->every_ns)
         return;
     ps->start_ns = c1m_now_ns();
-    double first = w->cfg->push_burst ? (double)ps->every_ns / 1e6 : 0;
-    if (!c1m_loop_timer(w->loop, first, on_push_tick, w))
+    double first = w->push_cfg->burst ? (double)ps->every_ns / 1e6 : 0;
+    if (!c1m_loop_timer(w->b.loop, first, on_push_tick, w))
         perror("c1m-server: push timer");
 }
 
-static void close_all(struct worker *w)
+static void close_all(void *ud)
 {
-    for (int fd = 0; fd < w->max_fds && w->c.open > 0; fd++)
+    struct worker *w = ud;
+    for (int fd = 0; fd < w->b.max_fds && w->b.pub.open > 0; fd++)
         if (w->conns[fd].flags & CONN_OPEN)
             conn_close(w, fd);
 }
 
-int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int index)
+int server_worker_run(const struct c1m_server_opts *cfg, const struct server_push *push,
+                      struct c1m_stats *st, int index)
 {
     int rc = 1;
     struct worker *w = calloc(1, sizeof(*w));
@@ -533,64 +486,28 @@ int server_worker_run(const struct server_config *cfg, struct c1m_stats *st, int
         return 1;
     }
     w->cfg = cfg;
-    w->rec = &st->w[index];
-    w->state = C1M_ST_STARTING;
-    w->listener.fd = -1;
-    w->max_fds = c1m_nofile_limit();
-    for (size_t i = 0; i < PONG_BUF; i += C1M_PONG_LEN)
-        memcpy(w->pongs + i, C1M_PONG, C1M_PONG_LEN);
-    publish(w);
-
+    w->push_cfg = push;
+    c1m_pong_fill(w->pongs, PONG_BUF);
+    w->b = (struct c1m_loop_worker){.prog = "c1m-server", .tick_ms = PUBLISH_MS, .tick = on_tick,
+                                    .close_all = close_all, .ud = w};
+    if (c1m_loop_worker_begin(&w->b, st, index) < 0)
+        goto out;
     /* calloc'd table: its pages are touched only as fd numbers are used. */
-    w->conns = calloc((size_t)w->max_fds, sizeof(*w->conns));
-    w->loop = c1m_loop_new(w->max_fds);
-    if (!w->conns || !w->loop || c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
+    w->conns = calloc((size_t)w->b.max_fds, sizeof(*w->conns));
+    if (!w->conns || c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
         perror("c1m-server: worker tables");
         goto out;
     }
-    w->conn_handler = c1m_loop_handler(w->loop, on_conn_io, w);
-    if (c1m_loop_signal(w->loop, SIGTERM, on_stop_signal, w) < 0 ||
-        c1m_loop_signal(w->loop, SIGINT, on_stop_signal, w) < 0) {
-        perror("c1m-server: signalfd");
+    w->conn_handler = c1m_loop_handler(w->b.loop, on_conn_io, w);
+    if (push->bytes && push_setup(w) < 0)
         goto out;
-    }
-    if (cfg->push_bytes && push_setup(w) < 0)
+    if (c1m_loop_worker_listen(&w->b, cfg, index, on_accept) < 0)
         goto out;
-    /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
-     * inherits them (two setsockopt() calls fewer per connection) */
-    const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
-    if (c1m_listener_open_opts(&w->listener, w->loop, cfg->host, cfg->port, cfg->backlog, 1,
-                               &opts, cfg->worker_conns, &w->c.open, on_accept,
-                               on_listen_state, w) < 0) {
-        fprintf(stderr, "c1m-server: worker %d: listen on %s:%d: %s\n", index, cfg->host,
-                cfg->port, strerror(errno));
-        goto out;
-    }
-    w->state = C1M_ST_LISTENING;
-    publish(w);
-    c1m_loop_timer(w->loop, PUBLISH_MS, on_publish_tick, w);
     push_start(w);
-
-    while (!c1m_loop_stopping(w->loop)) {
-        if (c1m_loop_run_once(w->loop, -1) < 0) {
-            perror("c1m-server: epoll_wait");
-            goto out;
-        }
-        if (w->dirty)
-            publish(w);
-    }
-    w->state = C1M_ST_STOPPING;
-    publish(w);
-    rc = 0;
+    if (c1m_loop_worker_serve(&w->b) == 0)
+        rc = 0;
 out:
-    c1m_workers_stopping(); /* before c1m_loop_free unblocks them */
-    if (w->loop) {
-        c1m_listener_close(&w->listener);
-        close_all(w);
-        c1m_loop_free(w->loop);
-    }
-    w->state = rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED;
-    publish(w);
+    c1m_loop_worker_end(&w->b, rc);
     free(w->conns);
     c1m_held_free(&w->held);
     free(w->push.pc);

@@ -88,7 +88,7 @@ struct uconn {                   /* 16 bytes, fd-indexed */
 _Static_assert(sizeof(struct uconn) == 16, "per-connection state must stay small");
 
 struct uworker {
-    const struct server_config *cfg;
+    const struct c1m_server_opts *cfg;
     struct io_uring ring;
     int ring_ok;
     struct io_uring_buf_ring *br;
@@ -104,11 +104,7 @@ struct uworker {
     uint64_t retry_at;           /* 0: no EMFILE retry pending */
     int sfd;                     /* signalfd for SIGTERM/SIGINT */
     int stopping, fatal;
-    long open;
-    uint64_t accepted, closed, slow, lines, pongs, oversized, accept_errors;
-    uint64_t state;
-    int dirty;
-    struct c1m_stats_worker *rec;
+    struct c1m_stats_pub pub;    /* state and counts (stats.h) */
     struct c1m_held_set held;    /* connections over --max-pending (slowcut.h) */
     /* completions copied off the ring, to handle: the main loop's batch,
      * and what get_sqe takes off when the kernel refuses submissions with
@@ -118,29 +114,6 @@ struct uworker {
     char pong_buf[PONG_BUF];
 };
 
-static void publish(struct uworker *w)
-{
-    struct c1m_stats_worker *r = w->rec;
-    c1m_stats_begin(r);
-    r->state = w->state;
-    r->open = (uint64_t)w->open;
-    r->accepted = w->accepted;
-    r->closed = w->closed;
-    r->slow = w->slow;
-    r->lines = w->lines;
-    r->pongs = w->pongs;
-    r->oversized = w->oversized;
-    r->accept_errors = w->accept_errors;
-    r->updated_ns = c1m_now_ns();
-    c1m_stats_end(r);
-    w->dirty = 0;
-}
-
-static void set_state(struct uworker *w, uint64_t state)
-{
-    w->state = state;
-    publish(w);
-}
 
 /* Move the completions waiting in the ring to w->deferred (not handled
  * here: the caller may be in the middle of handling one), as many as fit.
@@ -205,7 +178,7 @@ static int arm_accept(struct uworker *w)
 
 static int listener_start(struct uworker *w)
 {
-    const struct server_config *cfg = w->cfg;
+    const struct c1m_server_opts *cfg = w->cfg;
     /* --sndbuf/--rcvbuf on the listening socket: every accepted socket
      * inherits them (no setsockopt() per connection) */
     const struct c1m_accept_opts opts = {.sndbuf = cfg->sndbuf, .rcvbuf = cfg->rcvbuf};
@@ -234,22 +207,22 @@ static void listener_pause(struct uworker *w)
     w->accept_armed = 0;
     close(w->lfd);
     w->lfd = -1;
-    if (w->state == C1M_ST_LISTENING && !w->stopping)
-        set_state(w, C1M_ST_FULL);
+    if (w->pub.state == C1M_ST_LISTENING && !w->stopping)
+        c1m_stats_set_state(&w->pub, C1M_ST_FULL);
 }
 
 static void listener_maybe_resume(struct uworker *w)
 {
-    if (w->lfd >= 0 || w->stopping || w->retry_at || w->open >= w->resume_at)
+    if (w->lfd >= 0 || w->stopping || w->retry_at || w->pub.open >= w->resume_at)
         return;
     if (listener_start(w) < 0) {
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         w->retry_at = c1m_now_ns() + EMFILE_RETRY_NS;
         return;
     }
-    if (w->state == C1M_ST_FULL)
-        set_state(w, C1M_ST_LISTENING);
+    if (w->pub.state == C1M_ST_FULL)
+        c1m_stats_set_state(&w->pub, C1M_ST_LISTENING);
 }
 
 /* ---- connections ---- */
@@ -298,9 +271,9 @@ static void conn_close(struct uworker *w, int fd)
     uint16_t gen = (uint16_t)(c->gen + 1);
     memset(c, 0, sizeof(*c));
     c->gen = gen;
-    w->open--;
-    w->closed++;
-    w->dirty = 1;
+    w->pub.open--;
+    w->pub.closed++;
+    w->pub.dirty = 1;
     listener_maybe_resume(w);
 }
 
@@ -328,8 +301,8 @@ static int conn_send(struct uworker *w, int fd)
         uint32_t sent = (uint32_t)(done / C1M_PONG_LEN);
         c->out_pongs -= sent;
         c->out_off = (uint8_t)(done % C1M_PONG_LEN);
-        w->pongs += sent;
-        w->dirty = 1;
+        w->pub.pongs += sent;
+        w->pub.dirty = 1;
     }
     return 0;
 }
@@ -349,7 +322,7 @@ static void conn_flush(struct uworker *w, int fd)
         switch (c1m_held_judge(&w->held, (uint64_t)fd, backlog, (size_t)w->cfg->max_pending,
                                c1m_now_ns())) {
         case C1M_BACKLOG_SLOW:
-            w->slow++;
+            w->pub.slow++;
             conn_close(w, fd);
             return;
         case C1M_BACKLOG_HELD:
@@ -412,13 +385,13 @@ static void on_recv(struct uworker *w, int fd, int res, uint32_t flags)
     struct c1m_line_result r = {0, 0};
     unsigned bid = flags >> IORING_CQE_BUFFER_SHIFT;
     int rc = c1m_line_feed(&c->line, w->bufs + (size_t)bid * BUF_SIZE, (size_t)res, &r);
-    w->lines += r.lines;
-    w->dirty = 1;
+    w->pub.lines += r.lines;
+    w->pub.dirty = 1;
     uint64_t p = (uint64_t)c->out_pongs + r.pings; /* saturate; the slow check closes first */
     c->out_pongs = p > UINT32_MAX ? UINT32_MAX : (uint32_t)p;
     if (rc < 0) {
         conn_send(w, fd); /* the replies before it, without waiting */
-        w->oversized++;
+        w->pub.oversized++;
         conn_close(w, fd);
         return;
     }
@@ -444,22 +417,22 @@ static void on_accept(struct uworker *w, uint64_t ud, int res, uint32_t flags)
         }
         struct uconn *c = &w->conns[fd];
         c->flags = UC_OPEN;
-        w->open++;
-        w->accepted++;
-        w->dirty = 1;
+        w->pub.open++;
+        w->pub.accepted++;
+        w->pub.dirty = 1;
         arm_recv(w, fd);
-        if (w->cfg->worker_conns > 0 && w->open >= w->cfg->worker_conns)
+        if (w->cfg->worker_conns > 0 && w->pub.open >= w->cfg->worker_conns)
             listener_pause(w);
     } else if (res != -ECANCELED && current) {
-        w->accept_errors++;
-        w->dirty = 1;
+        w->pub.accept_errors++;
+        w->pub.dirty = 1;
         if (res == -EMFILE || res == -ENFILE || res == -ENOBUFS || res == -ENOMEM) {
             /* out of fds or memory: stop listening, retry on a timer */
             listener_pause(w);
             w->retry_at = c1m_now_ns() + EMFILE_RETRY_NS;
             return;
         }
-        if (res == -EINVAL && !w->accepted) {
+        if (res == -EINVAL && !w->pub.accepted) {
             fprintf(stderr, "c1m-uring: multishot accept refused (EINVAL): this kernel lacks it\n");
             w->fatal = 1;
             return;
@@ -533,7 +506,7 @@ static void judge_held(struct uworker *w, uint64_t now)
 /* At exit (w->stopping): conn_close queues no cancels then. */
 static void close_all(struct uworker *w)
 {
-    for (int fd = 0; fd < w->max_fds && w->open > 0; fd++)
+    for (int fd = 0; fd < w->max_fds && w->pub.open > 0; fd++)
         if (w->conns[fd].flags & UC_OPEN)
             conn_close(w, fd);
 }
@@ -608,7 +581,7 @@ static void teardown(struct uworker *w)
         close(w->sfd);
 }
 
-int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int index)
+int uring_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index)
 {
     int rc = 1;
     struct uworker *w = calloc(1, sizeof(*w));
@@ -617,13 +590,12 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
         return 1;
     }
     w->cfg = cfg;
-    w->rec = &st->w[index];
+    w->pub.rec = &st->w[index];
     w->lfd = w->sfd = -1;
     w->max_fds = c1m_nofile_limit();
     w->resume_at = c1m_listener_resume_at(cfg->worker_conns);
-    for (size_t i = 0; i < PONG_BUF; i += C1M_PONG_LEN)
-        memcpy(w->pong_buf + i, C1M_PONG, C1M_PONG_LEN);
-    set_state(w, C1M_ST_STARTING);
+    c1m_pong_fill(w->pong_buf, PONG_BUF);
+    c1m_stats_set_state(&w->pub, C1M_ST_STARTING);
     w->conns = calloc((size_t)w->max_fds, sizeof(*w->conns)); /* pages touched as fds are used */
     w->deferred = malloc(URING_CQ_ENTRIES * sizeof(*w->deferred)); /* pages touched as used */
     if (!w->conns || !w->deferred || c1m_held_init(&w->held, C1M_HELD_MAX) < 0) {
@@ -637,7 +609,7 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
                 cfg->port, strerror(errno));
         goto out;
     }
-    set_state(w, C1M_ST_LISTENING);
+    c1m_stats_set_state(&w->pub, C1M_ST_LISTENING);
     uint64_t next_tick = c1m_now_ns() + PUBLISH_NS;
     while (!w->stopping && !w->fatal) {
         uint64_t now = c1m_now_ns(), due = next_tick;
@@ -675,14 +647,14 @@ int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int 
         }
         if (now >= next_tick) {
             next_tick = now + PUBLISH_NS;
-            publish(w); /* also refreshes updated_ns: readers see the worker is alive */
-        } else if (w->dirty) {
-            publish(w);
+            c1m_stats_publish(&w->pub); /* also refreshes updated_ns: readers see the worker is alive */
+        } else if (w->pub.dirty) {
+            c1m_stats_publish(&w->pub);
         }
     }
     if (w->fatal)
         goto out;
-    set_state(w, C1M_ST_STOPPING);
+    c1m_stats_set_state(&w->pub, C1M_ST_STOPPING);
     rc = 0;
 out:
     w->stopping = 1;
@@ -691,7 +663,7 @@ out:
         close_all(w);
     }
     teardown(w);
-    set_state(w, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
+    c1m_stats_set_state(&w->pub, rc == 0 ? C1M_ST_EXITED : C1M_ST_FAILED);
     free(w->conns);
     free(w->deferred);
     c1m_held_free(&w->held);

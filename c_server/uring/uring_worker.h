@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "server.h"
+#include "server_main.h"
 #include "stats.h"
 
 /* Each worker's ring (and the probe's, so that a kernel refusing its size
@@ -15,7 +15,7 @@
 
 /* Run worker `index` until SIGTERM/SIGINT; its counters go to st->w[index].
  * Returns its exit status. */
-int uring_worker_run(const struct server_config *cfg, struct c1m_stats *st, int index);
+int uring_worker_run(const struct c1m_server_opts *cfg, struct c1m_stats *st, int index);
 
 /* 0 when io_uring is usable here as a worker uses it: a ring of the
  * worker's size, a provided-buffer ring, one multishot accept on a listening
