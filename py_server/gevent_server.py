@@ -18,11 +18,11 @@ import sys
 
 from . import blocking
 from .protocol import set_bufs
+from .unavailable import Unavailable
 
 
 def import_gevent():
-    """gevent's modules, or loops.Unavailable (exit status 3) with the reason."""
-    from .loops import Unavailable
+    """gevent's modules, or Unavailable (exit status 3) with the reason."""
     try:
         import gevent
         import gevent.event

@@ -23,13 +23,10 @@ import sys
 from . import streams
 from .protocol import CounterHooks, Counters, LineProtocol, listen_socket
 from .push import PushProtocol, Schedule
+from .unavailable import Unavailable
 
 # the protocol classes a worker serves with (shutdown finds them by type)
 PROTOCOLS = (LineProtocol, PushProtocol)
-
-
-class Unavailable(Exception):
-    """The requested loop cannot be imported (exit status 3)."""
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -16,7 +16,8 @@ import time
 import traceback
 
 from . import stats as st
-from .loops import Unavailable, check_available
+from .loops import check_available
+from .unavailable import Unavailable
 from .worker import Worker
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
