@@ -99,8 +99,6 @@ $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) $(w
 $(BUILD)/tests/reconnect_test: client/reconnect.c client/reconnect.h
 # push_rx_test compiles client/push_rx.c and client/histogram.c in (tests/push_stall.bats)
 $(BUILD)/tests/push_rx_test: client/push_rx.c client/push_rx.h client/histogram.c client/histogram.h
-# sysinfo_test compiles client/sysinfo.c in (tests/client.bats)
-$(BUILD)/tests/sysinfo_test: client/sysinfo.c client/sysinfo.h
 $(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/calib $(BUILD)/tests:
 	mkdir -p $@
 

@@ -15,6 +15,9 @@
 #include "reconnect.h"
 #include "workers.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const char usage_line[] =
     "usage: c1m-client --connections N [--host H] [--port P|LO-HI] [--workers N|auto] "
     "[--worker-conns N] [--src A-B] [--inflight N] [--rate R] [--connect-timeout S] "
@@ -154,7 +157,7 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     o->backoff_cap_ms = 10000;
     const char *workers_arg = NULL, *src_arg = NULL;
     int backoff_given = 0;
-    long cap_max = (long)c1m_nofile_limit() - 64;
+    long cap_max = (long)c1m_nofile_limit() - C1M_FD_RESERVE;
     long v;
 
     c1m_cli_init(&cli, "c1m-client", usage_line, flags, F_COUNT, argc, argv);
@@ -194,7 +197,7 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
         case F_WCONNS:
             if (cap_max < 1 || c1m_parse_long(val, 1, cap_max, 1, &o->worker_conns) < 0) {
                 char why[80];
-                snprintf(why, sizeof(why), "expected 1..%ld (RLIMIT_NOFILE - 64)", cap_max);
+                snprintf(why, sizeof(why), "expected 1..%ld (RLIMIT_NOFILE - %d)", cap_max, C1M_FD_RESERVE);
                 return bad(name, val, why);
             }
             break;
@@ -282,7 +285,7 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
     int v6 = o->dst.ss_family == AF_INET6;
 
     if (cap_max < 1)
-        return bad("--worker-conns", NULL, "RLIMIT_NOFILE is too low (needs > 64)");
+        return bad("--worker-conns", NULL, "RLIMIT_NOFILE is too low (needs > " STR(C1M_FD_RESERVE) ")");
     if (o->worker_conns == 0)
         o->worker_conns = cap_max;
     if (o->workers == 0) {

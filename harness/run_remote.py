@@ -43,9 +43,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "lib"))
+import c1m_root  # noqa: E402,F401  (py_server.cli_rules)
 import clientmerge  # noqa: E402
 import hosts as hostsfile  # noqa: E402
 import remote  # noqa: E402
+from py_server import cli_rules  # noqa: E402
 
 RECORD = os.path.join(HERE, "lib", "record.py")
 
@@ -113,7 +115,6 @@ def parse_args(argv):
               "--baseline-slab-kib", "--baseline-tcp-objs"):
         p.add_argument(k)
     a = p.parse_args(argv)
-    sys.path.insert(0, ROOT)
     from py_server.cli import parse_long, parse_ports
     try:
         a.n = parse_long(a.conns, 1, 100000000, True)
@@ -269,8 +270,8 @@ class Run:
                 # within that host's own fd limit (the client refuses more: exit 2)
                 cap = a.client_worker_conns
                 nofile = self.meta["hosts"][h["name"]].get("nofile", "")
-                if nofile.isdigit() and int(nofile) > 64:
-                    cap = min(cap, int(nofile) - 64)
+                if nofile.isdigit() and int(nofile) > cli_rules.FD_RESERVE:
+                    cap = min(cap, int(nofile) - cli_rules.FD_RESERVE)
                 c += ["--worker-conns", str(cap)]
             if a.rate:
                 c += ["--rate", str(max(1, round(a.rate * n / a.n)))]

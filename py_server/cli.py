@@ -8,9 +8,8 @@ import resource
 import sys
 
 from . import push
+from .cli_rules import FD_RESERVE, ascii_digits, parse_long  # noqa: F401  (cli.FD_RESERVE: anatomy, tests)
 
-# fds a worker keeps for itself (loop, self-pipe, listener, stdio, slack), as the C server.
-FD_RESERVE = 64
 # --workers auto plans for 95% fill, as the C server: SO_REUSEPORT hashing is
 # not perfectly even, and a full worker hands its share to the others.
 AUTO_FILL = 0.95
@@ -62,28 +61,6 @@ def nofile_limit():
 
 # host names as c1m-server takes them (C1M_HOST_MAX in c_server/lib/cli.h)
 HOST_MAX = 64
-
-
-def _ascii_digits(t):
-    # str.isdigit() and int() also take other scripts' digits ("٣", "９"):
-    # the C programs take ASCII only, and so does this one.
-    return t != "" and t.isascii() and t.isdigit()
-
-
-def parse_long(s, lo, hi, suffix):
-    """An integer in [lo, hi] in ASCII digits (no sign, no spaces); k/m
-    suffixes (x1000, x1000000) when suffix: c1m_parse_long's rules."""
-    t = s
-    mult = 1
-    if suffix and t[-1:] in ("k", "K", "m", "M"):
-        mult = 1000 if t[-1] in "kK" else 1000000
-        t = t[:-1]
-    if not _ascii_digits(t):
-        raise ValueError(s)
-    x = int(t) * mult
-    if not lo <= x <= hi:
-        raise ValueError(s)
-    return x
 
 
 def _number(lo, hi, suffix, why):
@@ -139,7 +116,7 @@ def parse_seconds(s, lo, hi):
     .digits (no sign, exponent, inf, nan or spaces), in [lo, hi]."""
     whole, dot, frac = s.partition(".")
     if not (whole or frac) or len(whole) > 15 or not all(
-            x == "" or _ascii_digits(x) for x in (whole, frac)) or (dot and not whole and not frac):
+            x == "" or ascii_digits(x) for x in (whole, frac)) or (dot and not whole and not frac):
         raise ValueError(s)
     x = float(s)
     if not lo <= x <= hi:

@@ -8,6 +8,12 @@
 
 /* Soft RLIMIT_NOFILE of this process (what it can actually open). */
 int c1m_nofile_limit(void);
+/* fds a process keeps for itself besides its connections (epoll, signalfd,
+ * listener, stdio, slack): a worker's connections are at most
+ * RLIMIT_NOFILE - C1M_FD_RESERVE. The one C figure (the servers' and the
+ * client's --worker-conns); py_server/cli_rules.py FD_RESERVE is Python's
+ * (tests/py/test_cli_rules.py checks they agree). */
+#define C1M_FD_RESERVE 64
 
 /* Resolve host:port (numeric IPv4/IPv6 or a name) into *ss. Returns 0, or a
  * getaddrinfo error code (use gai_strerror); never -1. */

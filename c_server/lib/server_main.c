@@ -69,8 +69,8 @@ static void help(const struct c1m_server_prog *p, const struct c1m_server_opts *
         "                    re-opens it below 90%% (default RLIMIT_NOFILE - %d = %d here).\n"
         "                    With net.ipv4.tcp_migrate_req=1 the connections queued on a\n"
         "                    closed listener move to the other workers instead of being reset.\n",
-        C1M_PORTS_MAX, (int)(AUTO_FILL * 100), C1M_SERVER_FD_RESERVE,
-        c1m_nofile_limit() - C1M_SERVER_FD_RESERVE);
+        C1M_PORTS_MAX, (int)(AUTO_FILL * 100), C1M_FD_RESERVE,
+        c1m_nofile_limit() - C1M_FD_RESERVE);
     buf_help("--sndbuf B", "SO_SNDBUF", o->sndbuf);
     buf_help("--rcvbuf B", "SO_RCVBUF", o->rcvbuf);
     if (p->max_pending_help)
@@ -168,10 +168,10 @@ static int parse(const struct c1m_server_prog *p, const char *usage, int argc, c
         case F_WORKER_CONNS:
             if (c1m_parse_long(v, 1, 100000000, 1, &x) < 0)
                 return c1m_cli_error(&c, a, v, "expects a positive number");
-            if (x > nofile - C1M_SERVER_FD_RESERVE) {
+            if (x > nofile - C1M_FD_RESERVE) {
                 char why[160];
                 snprintf(why, sizeof(why), "%ld exceeds RLIMIT_NOFILE %d minus %d reserved fds",
-                         x, nofile, C1M_SERVER_FD_RESERVE);
+                         x, nofile, C1M_FD_RESERVE);
                 return c1m_cli_error(&c, a, v, why);
             }
             o->worker_conns = x;
@@ -289,7 +289,7 @@ int c1m_server_main(const struct c1m_server_prog *p, struct c1m_server_opts *o, 
     o->backlog = 65535;
     o->workers = 0;
     o->max_conns = 10000;
-    o->worker_conns = nofile - C1M_SERVER_FD_RESERVE;
+    o->worker_conns = nofile - C1M_FD_RESERVE;
     o->stats_path = NULL;
     o->quiet = 0;
     char usage[512], default_stats[160], why[256];

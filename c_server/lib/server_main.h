@@ -25,8 +25,6 @@
 #include "cli.h"
 #include "stats.h"
 
-/* fds a worker keeps for itself: epoll, signalfd, listener, stdio, slack */
-#define C1M_SERVER_FD_RESERVE 64
 /* Exit status of a program the machine cannot run (harness: `unavailable`). */
 #define C1M_EXIT_UNAVAILABLE 3
 /* At most this many program flags (c1m_server_prog.flags; more are not

@@ -1,5 +1,5 @@
 /* sysinfo_test.c - unit tests of the client's memory guard figure
- * (client/sysinfo.c, compiled into this test): MemAvailable less SReclaimable.
+ * (c_server/lib/sysinfo.c): MemAvailable less SReclaimable.
  * Run by tests/client.bats.
  *
  *   sysinfo_test       exit 0 and "sysinfo: ok" when every case passes
@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../../client/sysinfo.c"
+#include "sysinfo.h"
 #include "check.h"
 
 static void expect(const char *meminfo, long want)

@@ -1,6 +1,6 @@
-/* sysinfo.h - small /proc readers. */
-#ifndef C1M_CLIENT_SYSINFO_H
-#define C1M_CLIENT_SYSINFO_H
+/* sysinfo.h - small /proc readers (the client's memory guard and port range). */
+#ifndef C1M_SYSINFO_H
+#define C1M_SYSINFO_H
 
 /* What a memory guard may count on, in KiB: MemAvailable less SReclaimable
  * (0 when that is negative), or -1 if /proc/meminfo cannot be read or has no
@@ -8,8 +8,9 @@
  * with many sockets open most of it is their inodes and dentries (~2 GiB at
  * 1M loopback connections), which cannot be reclaimed while they are open:
  * the kernel's OOM killer has ended a server while MemAvailable read 2 GiB
- * (results/reference-stall-1m-10pct). The harness's mem_usable_kib is the same
- * figure. */
+ * (results/reference-stall-1m-10pct). The one C home of the rule;
+ * py_server/cli_rules.py mem_usable_kib is Python's (tests/py/test_cli_rules.py
+ * checks they agree), harness/lib/common.sh mem_usable_kib the shell's. */
 long c1m_mem_usable_kib(void);
 /* The same from the text of a meminfo file (tests). */
 long c1m_meminfo_usable_kib(const char *meminfo);
