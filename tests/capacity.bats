@@ -145,7 +145,7 @@ fixture() {
 # when a run's server command sets none: both servers must still say 4096.
 @test "the servers' --help defaults are the planner's SERVER_DEFAULT_SNDBUF/MAX_PENDING" {
     [ -x "$SERVER" ] || skip "no $SERVER (make build)"
-    want=$("$PYTHON" -c 'import sys; sys.path.insert(0, "harness/lib"); import capacity as c; print("sndbuf=%d max-pending=%d" % (c.SERVER_DEFAULT_SNDBUF, c.SERVER_DEFAULT_MAX_PENDING))')
+    want=$("$PYTHON" -c 'import sys; sys.path.insert(0, "harness/lib"); import capacity_model as c; print("sndbuf=%d max-pending=%d" % (c.SERVER_DEFAULT_SNDBUF, c.SERVER_DEFAULT_MAX_PENDING))')
     defaults() { tr -s ' \n' '  ' | grep -oE -- '--(sndbuf|max-pending) B [^(]*\(default [0-9]+' \
         | sed -E 's/^--([a-z-]+) .*default ([0-9]+)$/\1=\2/' | sort -r | tr '\n' ' ' | sed 's/ $//'; }
     run bash -c "\"$SERVER\" --help 2>&1"

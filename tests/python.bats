@@ -105,6 +105,19 @@ teardown() {
     assert_line --regexp '^OK'
 }
 
+@test "unittest: the rules C and Python share agree: count parser, usable memory, fd reserve (tests/py/test_cli_rules.py)" {
+    PYENV+=(C1M_BUILD="$C1M_BUILD")
+    run py -m unittest tests.py.test_cli_rules
+    assert_success
+    assert_line --regexp '^OK'
+}
+
+@test "unittest: no import circle in harness/ and py_server/ (tests/py/test_imports.py)" {
+    run py -m unittest tests.py.test_imports
+    assert_success
+    assert_line --regexp '^OK'
+}
+
 @test "unittest: CPU anatomy layer rules, folded stacks, flame graph renderer (tests/py/test_perf_layers.py)" {
     run py -m unittest tests.py.test_perf_layers
     assert_success

@@ -6,13 +6,13 @@ once a run has been stopped there.
     harness/capacity --predict-guard RUN CONTENDER [--target-conns N | --min-available MIB] [--out DIR]
     harness/capacity --check DIR
 
-The guard reads usable memory: MemAvailable less SReclaimable (lib/common.sh
-mem_usable_kib, the client's c1m_mem_usable_kib). MemAvailable alone counts
+The guard reads usable memory: MemAvailable less SReclaimable (py_server/
+cli_rules.py mem_usable_kib; lib/common.sh's, the client's c1m_mem_usable_kib). MemAvailable alone counts
 the open sockets' inodes and dentries (sock_inode_cache, dentry: reclaimable
 slab) as available although they cannot be reclaimed while the sockets are
 open; at 1M that is ~2 GiB, and the kernel's OOM killer ended a server while
 MemAvailable read 2 GiB (results/reference-stall-1m-10pct). The prediction
-uses the same Model as the planner (capacity.py), for this machine: both ends
+uses the same Model as the planner (capacity_model.py), for this machine: both ends
 of each loopback connection, no reserve (usable memory already leaves out what
 the machine uses), and for the kernel the run's whole Slab delta
 (slab_bytes_per_conn), not only the socket caches: the guard counts every
@@ -39,12 +39,14 @@ import json
 import math
 import os
 
+import c1m_root  # noqa: F401  (py_server.cli_rules)
 import cells as cellmod
 import runstore
-from capacity import (Model, NoData, app_per_conn, bases_of, conns_per_worker, fmt_n, fmt_pct,
+from capacity_model import (Model, NoData, app_per_conn, bases_of, conns_per_worker, fmt_n, fmt_pct,
                       idle_per_process, kernel_per_conn, read_meta, read_rows, server_flag,
                       stall_backlog)
 from cells import label_of, num
+from py_server import cli_rules
 
 PREDICTION_FILE = "capacity-prediction.json"
 CHECK_TOLERANCE = 0.10
@@ -58,19 +60,12 @@ MIB = 1 << 20
 
 
 def mem_usable_kib(path="/proc/meminfo"):
-    """MemAvailable less SReclaimable (KiB, at least 0), as the guard reads it."""
-    fields = {}
-    with open(path) as f:
-        for line in f:
-            name, _, rest = line.partition(":")
-            if name in ("MemAvailable", "SReclaimable"):
-                try:
-                    fields[name] = int(rest.split()[0])
-                except (ValueError, IndexError):
-                    pass
-    if "MemAvailable" not in fields:
+    """MemAvailable less SReclaimable (KiB, at least 0), as the guard reads it
+    (cli_rules.mem_usable_kib); NoData without MemAvailable."""
+    v = cli_rules.mem_usable_kib(path)
+    if v is None:
         raise NoData("%s has no MemAvailable" % path)
-    return max(0, fields["MemAvailable"] - fields.get("SReclaimable", 0))
+    return v
 
 
 def guard_model(basis, stall, opts):

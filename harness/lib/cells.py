@@ -178,3 +178,24 @@ def dropped_text(cell_list):
             " " + DAGGER if c.all_disturbed else "",
             (": " + "; ".join(causes))[:200] if causes else ""))
     return out
+
+
+def fmt_stat(s, cell, fmt="%.2f", scale=1.0, interval=True):
+    """"1.45 [1.40-1.80]" (95% CI, >= 3 runs), "1.45 (1.40-1.50)" (min-max),
+    "1.45" (one value), "-" (none); DAGGER when only disturbed runs made it."""
+    if s is None:
+        return "-"
+    med, lo, hi, kind = s
+    med, lo, hi = med * scale, lo * scale, hi * scale
+    out = fmt % med
+    if interval and (fmt % lo) != (fmt % hi):
+        out += (" [%s-%s]" if kind == "ci" else " (%s-%s)") % (fmt % lo, fmt % hi)
+    return out + (DAGGER if cell.all_disturbed else "")
+
+
+def md_table(headers, rows):
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for r in rows:
+        out.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ")
+                                     for v in r) + " |")
+    return "\n".join(out)

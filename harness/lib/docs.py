@@ -338,7 +338,7 @@ def cells_table(root, d, args):
         out.append(row)
     if not out:
         raise DocError("results/%s: no cells" % d)
-    return results.md_table([h for h, _ in cols], out) + "\n"
+    return cellmod.md_table([h for h, _ in cols], out) + "\n"
 
 
 def table_text(root, spec):
@@ -360,7 +360,7 @@ def table_text(root, spec):
         if unknown:
             raise DocError("unknown column %s" % unknown[0])
         cols = [c for c in cols if c[0] in want]
-    return results.md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n"
+    return cellmod.md_table([h for _, h in cols], [[t[k] for k, _ in cols] for t in table]) + "\n"
 
 
 def out_text(root, spec):
@@ -612,7 +612,7 @@ def catalogue(root):
             "(its first heading), meta.json and runs.csv; `make docs-check` fails when it is "
             "stale. runs: how many runs of each status (only `ok` runs make the medians). "
             "cited by: the documents that cite the directory.\n\n")
-    return head + results.md_table(
+    return head + cellmod.md_table(
         ["directory", "question", "command", "commit", "date", "runs", "cited by"], rows) + "\n"
 
 

@@ -22,7 +22,7 @@ connection, Send-Q, slow cuts and when they happened, how the phase ended).
 import os
 
 import cells as cellmod
-from cells import DAGGER, label_of, num
+from cells import DAGGER, label_of, md_table, num
 
 DOUBLE_DAGGER = "\u2021"    # figures of runs the memory guard stopped (oom-guard)
 BROADCAST, LATENCY, STALL_MEM = "push_broadcast", "push_latency", "stall_memory"
@@ -171,7 +171,6 @@ def push_section(run_dir, cells, settings):
                       fmt(c, "push_bad", "%.0f"), fmt(c, "push_bytes", "%.1f", 1 / 1048576),
                       fmt(c, "broadcast_s", "%.3f"), fmt(c, "broadcast_server_s", "%.3f"),
                       fmt(c, "broadcast_reached", "%.0f")])
-    from results import md_table
     size, every = settings.get("push_bytes") or 1024, str(settings.get("push_every") or 30)
     if every == "0":        # PUSH_EVERY=0: the broadcast alone
         what = ("Each server pushed nothing through the ramp and the hold (`PUSH_EVERY=0`): "
@@ -230,7 +229,6 @@ def stall_section(run_dir, cells, settings):
                       f("stall_cut_last_s", "%.1f"),
                       f("stall_tcp_mem_peak_kib", "%.0f", 1 / 1024), f("stall_ss_s", "%.1f")])
     findings = [r for c in cells for r in c.runs if cellmod.status_of(r) == "oom-guard"]
-    from results import md_table
     out = ["## Stalled readers\n",
            "The server pushed %s bytes to every connection every %s s%s; after the hold, the "
            "client stopped reading a fraction of each worker's connections (the condition: "

@@ -20,6 +20,7 @@ import os
 
 import bootstrap
 import cells as cellmod
+from cells import fmt_stat, md_table
 
 CURVES = "storm_curves"
 POLICIES = "storm_policies"
@@ -196,7 +197,6 @@ COLS = ["tier", "condition", "contender", "status", "recovery s", "machine CPU %
 
 def report(run_dir, rows, meta):
     # the tables' formatting, results.py's (imported here: it imports this module)
-    from results import fmt_stat, md_table
     rows = storm_rows(rows)
     if not rows:
         return ""

@@ -31,10 +31,13 @@ import subprocess
 import sys
 
 import bootstrap
+import c1m_root  # noqa: F401  (py_server.cli_rules)
+import capacity_model
 import cells as cellmod
 import fingerprint
 import runstore
-from cells import DAGGER, label_of, num
+from cells import DAGGER, fmt_stat, label_of, md_table, num
+from py_server import cli_rules
 from runstore import COLUMNS, read_runs, text  # noqa: F401  (COLUMNS: the public list)
 
 
@@ -230,10 +233,12 @@ def cmd_meta(run_dir, pairs):
     if "mem_available_at_start_kib" not in meta:   # (the first write of meta.json: the start)
         avail = read_int_field("/proc/meminfo", "MemAvailable")
         meta["mem_available_at_start_kib"] = avail
-        # what the memory guard reads (lib/common.sh mem_usable_kib): MemAvailable
-        # less SReclaimable; harness/capacity --check re-predicts from it
-        rec = read_int_field("/proc/meminfo", "SReclaimable") or 0
-        meta["mem_usable_at_start_kib"] = max(0, avail - rec) if avail is not None else None
+        # what the memory guard reads (MemAvailable less SReclaimable);
+        # harness/capacity --check re-predicts from it
+        try:
+            meta["mem_usable_at_start_kib"] = cli_rules.mem_usable_kib()
+        except OSError:
+            meta["mem_usable_at_start_kib"] = None
     # this instance's calibration (bench.sh calibrate: c1m-calib after the quiet gate)
     cal = os.path.join(run_dir, "calibration.json")
     if os.path.exists(cal):
@@ -300,19 +305,6 @@ def read_int_field(path, key):
 
 
 # ---------------------------------------------------------------- summary
-def fmt_stat(s, cell, fmt="%.2f", scale=1.0, interval=True):
-    """"1.45 [1.40-1.80]" (95% CI, >= 3 runs), "1.45 (1.40-1.50)" (min-max),
-    "1.45" (one value), "-" (none); DAGGER when only disturbed runs made it."""
-    if s is None:
-        return "-"
-    med, lo, hi, kind = s
-    med, lo, hi = med * scale, lo * scale, hi * scale
-    out = fmt % med
-    if interval and (fmt % lo) != (fmt % hi):
-        out += (" [%s-%s]" if kind == "ci" else " (%s-%s)") % (fmt % lo, fmt % hi)
-    return out + (DAGGER if cell.all_disturbed else "")
-
-
 def summary_rows(rows):
     """One dict per contender x tier: the figures the tables show."""
     out = []
@@ -798,14 +790,6 @@ def dropped_cell(r, k):
     return text(r, k)
 
 
-def md_table(headers, rows):
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for r in rows:
-        out.append("| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ")
-                                     for v in r) + " |")
-    return "\n".join(out)
-
-
 def cmd_report(run_dir):
     rows = read_runs(run_dir)
     try:
@@ -862,8 +846,7 @@ def cmd_report(run_dir):
                "loopback connection (2 sockets). slab B/conn: the whole /proc/meminfo Slab delta. "
                "Intervals: percentile bootstrap of the median, %d resamples, fixed seed. "
                "See harness/README.md.\n" % bootstrap.RESAMPLES)
-    import capacity   # the capacity table (harness/lib/capacity.py); it never raises
-    out.append(capacity.report_section(run_dir))
+    out.append(capacity_model.report_section(run_dir))   # the capacity table; it never raises
     out.append("## Plots\n")
     for base, title in PLOTS:
         png = os.path.join("plots", base + ".png")

@@ -1,4 +1,4 @@
-"""tests/py/test_capacity.py - the capacity planner (harness/lib/capacity.py):
+"""tests/py/test_capacity.py - the capacity planner (harness/lib/capacity.py, capacity_model.py):
 seed 002's formula against values computed by hand from a small fixture
 results directory, which runs count, where the stall term comes from, the
 MemAvailable guard prediction and its check, and bad input.
@@ -19,6 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
 
 import capacity  # noqa: E402
+import capacity_model  # noqa: E402
 import capacity_guard  # noqa: E402
 import runstore  # noqa: E402
 
@@ -74,13 +75,13 @@ class Fixture(unittest.TestCase):
             json.dump(m, f)
 
     def plan(self, stall=0.0, **kw):
-        bases, notes = capacity.bases_of(self.run, ["c"])
-        return capacity.Plan(bases[0], stall, capacity.Opts(**kw))
+        bases, notes = capacity_model.bases_of(self.run, ["c"])
+        return capacity_model.Plan(bases[0], stall, capacity_model.Opts(**kw))
 
 
 class TestFormula(Fixture):
     def test_basis_is_the_largest_tier_medians_of_ok_runs(self):
-        bases, notes = capacity.bases_of(self.run)
+        bases, notes = capacity_model.bases_of(self.run)
         self.assertEqual([b.name for b in bases], ["c"])
         b = bases[0]
         self.assertEqual((b.tier, b.n_used, b.n_runs), (2000, 3, 4))
@@ -129,7 +130,7 @@ class TestFormula(Fixture):
         row = [l for l in text.splitlines() if l.startswith("c ")][0].split()
         self.assertEqual(row[1:4], ["0%", "4300", "B"])
         self.assertEqual(row[4], "11")     # processes
-        self.assertEqual(" ".join(row[-2:]), capacity.fmt_mem(43000000 + 139 * MIB))
+        self.assertEqual(" ".join(row[-2:]), capacity_model.fmt_mem(43000000 + 139 * MIB))
         with contextlib.redirect_stderr(io.StringIO()):
             self.assertEqual(capacity.main([self.run, "--conns", "10k", "--mem", "1G"]), 2)
             self.assertEqual(capacity.main([self.run, "--conns", "-5"]), 2)
@@ -153,8 +154,8 @@ class TestFormula(Fixture):
         d = os.path.join(self.dir, "pss")
         os.makedirs(d)
         self.add(d, server_pss_idle_kib=1536, kernel_bytes_per_conn=8000, user_bytes_per_conn=0)
-        b = capacity.bases_of(d)[0][0]
-        self.assertEqual(capacity.idle_per_process(b)[0], 512 * 1024)   # 1536 KiB / 3
+        b = capacity_model.bases_of(d)[0][0]
+        self.assertEqual(capacity_model.idle_per_process(b)[0], 512 * 1024)   # 1536 KiB / 3
 
     def test_all_disturbed_contender_uses_its_disturbed_runs_marked(self):
         # cells.py's rule: no ok run anywhere -> the disturbed runs, with the dagger
@@ -163,7 +164,7 @@ class TestFormula(Fixture):
                      kernel_bytes_per_conn=k, user_bytes_per_conn=1000)
         self.add(contender="uvloop", tier=1000, repeat=1, status="ok",
                  kernel_bytes_per_conn=9000, user_bytes_per_conn=3000)
-        b = capacity.bases_of(self.run, ["uvloop"])[0][0]
+        b = capacity_model.bases_of(self.run, ["uvloop"])[0][0]
         self.assertEqual(b.tier, 1000)              # an ok tier wins over a larger disturbed one
         rc, out, err = run_main(self.run, "--mem", "1G")
         self.assertIn("uvloop (figures: 1k, median of 1 ok run)", out)
@@ -172,7 +173,7 @@ class TestFormula(Fixture):
         for rep, k in ((1, 7000), (2, 7400)):
             self.add(d, contender="uvloop", tier=2000, repeat=rep, status="disturbed",
                      kernel_bytes_per_conn=k, user_bytes_per_conn=1000)
-        b = capacity.bases_of(d, ["uvloop"])[0][0]
+        b = capacity_model.bases_of(d, ["uvloop"])[0][0]
         self.assertEqual((b.tier, b.n_used, b.get("kernel_bytes_per_conn")), (2000, 2, 7200))
         rc, out, err = run_main(d)
         self.assertEqual(rc, 0, err)
@@ -183,13 +184,13 @@ class TestFormula(Fixture):
         d = os.path.join(self.dir, "neg")
         os.makedirs(d)
         self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=-40)
-        b = capacity.bases_of(d)[0][0]
-        self.assertEqual(capacity.app_per_conn(b)[0], 0)
+        b = capacity_model.bases_of(d)[0][0]
+        self.assertEqual(capacity_model.app_per_conn(b)[0], 0)
 
 
 class TestStallBacklog(Fixture):
     def basis(self, d=None):
-        return capacity.bases_of(d or self.run, ["c"])[0][0]
+        return capacity_model.bases_of(d or self.run, ["c"])[0][0]
 
     def stall_dir(self, name, **cols):
         """A results directory of one c run (8,000 B kernel, 10 B app per
@@ -200,34 +201,34 @@ class TestStallBacklog(Fixture):
         return d
 
     def test_no_measurement_uses_the_configured_bound(self):
-        b, txt = capacity.stall_backlog(self.basis(), 1)
+        b, txt = capacity_model.stall_backlog(self.basis(), 1)
         self.assertEqual(b, 2 * 4096 + 4096)
         self.assertIn("no stall measurement", txt)
         self.assertIn("not a measurement", txt)
         # both ends on this machine: plus the client's receive queue (tcp_rmem max)
-        self.assertEqual(capacity.stall_backlog(self.basis(), 2)[0], 12288 + 6291456)
+        self.assertEqual(capacity_model.stall_backlog(self.basis(), 2)[0], 12288 + 6291456)
 
     def test_bound_with_sndbuf_0_is_tcp_wmem_max(self):
         d = self.stall_dir("snd0", server_cmd="/x/c1m-server --sndbuf 0 --max-pending=65536")
         self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
-        self.assertEqual(capacity.stall_backlog(self.basis(d), 1)[0], 4194304 + 65536)
+        self.assertEqual(capacity_model.stall_backlog(self.basis(d), 1)[0], 4194304 + 65536)
         # unknown tcp_wmem: no figure is made up
         self.meta({}, d)
-        with self.assertRaises(capacity.NoData):
-            capacity.stall_backlog(self.basis(d), 1)
+        with self.assertRaises(capacity_model.NoData):
+            capacity_model.stall_backlog(self.basis(d), 1)
 
     def test_measured_columns_win(self):
         d = self.stall_dir("stall", stall_sendq_bytes_per_stalled=50000,
                            stall_tcp_mem_bytes_per_stalled=90000, stall_user_bytes_per_stalled=2000)
-        b, txt = capacity.stall_backlog(self.basis(d), 1)
+        b, txt = capacity_model.stall_backlog(self.basis(d), 1)
         self.assertEqual(b, 52000)
         self.assertIn("measured", txt)
-        self.assertEqual(capacity.stall_backlog(self.basis(d), 2)[0], 92000)
-        self.assertEqual(capacity.stall_backlog(self.basis(d), 1, given=7)[0], 7)
+        self.assertEqual(capacity_model.stall_backlog(self.basis(d), 2)[0], 92000)
+        self.assertEqual(capacity_model.stall_backlog(self.basis(d), 1, given=7)[0], 7)
         # the send queues' memory (ss skmem w) wins over their Send-Q bytes
         d2 = self.stall_dir("stall2", stall_sndbuf=0, stall_sendq_bytes_per_stalled=50000,
                             stall_wmem_bytes_per_stalled=60000, stall_user_bytes_per_stalled=2000)
-        b, txt = capacity.stall_backlog(self.basis(d2), 1)
+        b, txt = capacity_model.stall_backlog(self.basis(d2), 1)
         self.assertEqual(b, 62000)
         self.assertIn("stall_wmem_bytes_per_stalled 60000", txt)
         self.assertIn("an undercount", txt)
@@ -239,17 +240,17 @@ class TestStallBacklog(Fixture):
         d = self.stall_dir("stall-avail", stall_tcp_mem_bytes_per_stalled=10000,
                            stall_wmem_bytes_per_stalled=2000, stall_sendq_bytes_per_stalled=1500,
                            stall_user_bytes_per_stalled=1000, stall_avail_drop_bytes_per_stalled=81000)
-        b, txt = capacity.stall_backlog(self.basis(d), 2)
+        b, txt = capacity_model.stall_backlog(self.basis(d), 2)
         self.assertEqual(b, 81000)
         self.assertIn("MemAvailable lost", txt)
         # remote peers: the server's share, (81,000 - 1,000) x 2,000 / 10,000 + 1,000
-        b, txt = capacity.stall_backlog(self.basis(d), 1)
+        b, txt = capacity_model.stall_backlog(self.basis(d), 1)
         self.assertEqual(b, 17000)
         self.assertIn("estimated", txt)
         # no ss figures (the server's share unknown): all of it, said to be an upper value
         d2 = self.stall_dir("stall-avail-noss", stall_tcp_mem_bytes_per_stalled=10000,
                             stall_user_bytes_per_stalled=1000, stall_avail_drop_bytes_per_stalled=81000)
-        b, txt = capacity.stall_backlog(self.basis(d2), 1)
+        b, txt = capacity_model.stall_backlog(self.basis(d2), 1)
         self.assertEqual(b, 81000)
         self.assertIn("the server's share is unknown", txt)
         self.assertIn("an upper value", txt)
@@ -257,8 +258,8 @@ class TestStallBacklog(Fixture):
     def test_stall_sndbuf_0_column_gives_the_autotuned_bound(self):
         d = self.stall_dir("stall0", stall_sndbuf=0, condition="stall=0-sndbuf0")
         self.meta({"sysctl_profile": {"net.ipv4.tcp_wmem": "4096 16384 4194304"}}, d)
-        b = capacity.bases_of(d, ["c"])[0][0]
-        self.assertEqual(capacity.stall_backlog(b, 1)[0], 4194304 + 4096)
+        b = capacity_model.bases_of(d, ["c"])[0][0]
+        self.assertEqual(capacity_model.stall_backlog(b, 1)[0], 4194304 + 4096)
 
 
 class TestTcpMem(Fixture):
@@ -266,12 +267,12 @@ class TestTcpMem(Fixture):
 
     def test_default_is_the_kernels_formula(self):
         # tcp_init_mem: limit = pages / 16, low = limit / 4 x 3, high = low x 2
-        self.assertEqual(capacity.tcp_mem_default(16 * 1000 * 4096),
+        self.assertEqual(capacity_model.tcp_mem_default(16 * 1000 * 4096),
                          (750 * 4096, 1000 * 4096, 1500 * 4096))
         # this machine kind: 24 GiB -> 393,216 pages of pressure (the kernel's
         # own 383,885 counts only the free pages at boot)
-        self.assertEqual(capacity.tcp_mem_default(24 * GIB)[1], 393216 * 4096)
-        self.assertEqual(capacity.tcp_mem_default(4096), (96 * 4096, 128 * 4096, 192 * 4096))
+        self.assertEqual(capacity_model.tcp_mem_default(24 * GIB)[1], 393216 * 4096)
+        self.assertEqual(capacity_model.tcp_mem_default(4096), (96 * 4096, 128 * 4096, 192 * 4096))
 
     def test_counted_per_connection(self):
         d = os.path.join(self.dir, "tcpmem")
@@ -279,24 +280,24 @@ class TestTcpMem(Fixture):
         # 2,000 connections, 4,000 KiB counted with all open: 2,048 B each, both ends
         self.add(d, kernel_bytes_per_conn=8000, user_bytes_per_conn=10, sockstat_tcp_mem_kib=4000,
                  stall_tcp_mem_bytes_per_stalled=50000, stall_wmem_bytes_per_stalled=10000)
-        b = capacity.bases_of(d, ["c"])[0][0]
-        self.assertEqual(capacity.tcp_mem_counted(b, 2, 0.0)[0], 2048)
-        self.assertEqual(capacity.tcp_mem_counted(b, 1, 0.0)[0], 1024)
+        b = capacity_model.bases_of(d, ["c"])[0][0]
+        self.assertEqual(capacity_model.tcp_mem_counted(b, 2, 0.0)[0], 2048)
+        self.assertEqual(capacity_model.tcp_mem_counted(b, 1, 0.0)[0], 1024)
         # 10% stalled: both ends 50,000 each; a server with remote peers its part, 10,000
-        self.assertEqual(capacity.tcp_mem_counted(b, 2, 0.1)[0], 2048 + 5000)
-        per, txt = capacity.tcp_mem_counted(b, 1, 0.1)
+        self.assertEqual(capacity_model.tcp_mem_counted(b, 2, 0.1)[0], 2048 + 5000)
+        per, txt = capacity_model.tcp_mem_counted(b, 1, 0.1)
         self.assertEqual(per, 1024 + 1000)
         self.assertIn("the server's part 0.200", txt)
         # a stall run's own figure (with the pushes flowing) wins over the ramp's
         d2 = os.path.join(self.dir, "tcpmem-stall")
         os.makedirs(d2)
         self.add(d2, kernel_bytes_per_conn=8000, sockstat_tcp_mem_kib=4000, stall_tcp_mem0_kib=8000)
-        b2 = capacity.bases_of(d2, ["c"])[0][0]
-        per, txt = capacity.tcp_mem_counted(b2, 2, 0.0)
+        b2 = capacity_model.bases_of(d2, ["c"])[0][0]
+        per, txt = capacity_model.tcp_mem_counted(b2, 2, 0.0)
         self.assertEqual(per, 4096)
         self.assertIn("stall_tcp_mem0_kib", txt)
         # a run without the column: not checked, and said
-        per, txt = capacity.tcp_mem_counted(self.plan().basis, 1, 0.0)
+        per, txt = capacity_model.tcp_mem_counted(self.plan().basis, 1, 0.0)
         self.assertIsNone(per)
         self.assertIn("no sockstat_tcp_mem_kib", txt)
 
@@ -345,15 +346,15 @@ class TestGuard(Fixture):
         p = os.path.join(self.dir, "nomem")
         with open(p, "w") as f:
             f.write("MemFree: 1 kB\n")
-        with self.assertRaises(capacity.NoData):
+        with self.assertRaises(capacity_model.NoData):
             capacity_guard.mem_usable_kib(p)
 
     def test_guard_trip_by_hand(self):
         # this machine: both ends, the whole Slab delta (10000, not the socket
         # caches' 8200: the guard counts every reclaimable slab) + 200 app = 10200 B,
         # idle 1 MiB x (1 + ceil(N/1000)) processes, no reserve (usable memory has it).
-        b = capacity.bases_of(self.run, ["c"])[0][0]
-        m, words = capacity_guard.guard_model(b, 0.0, capacity.Opts())
+        b = capacity_model.bases_of(self.run, ["c"])[0][0]
+        m, words = capacity_guard.guard_model(b, 0.0, capacity_model.Opts())
         self.assertEqual(m.per_conn_b, 10200)
         # usable 2,000 MiB, floor 1,000 MiB: 1,048,576,000 B to spend.
         # N = 93,035: 948,957,000 + 95 MiB (99,614,720) = 1,048,571,720 fits;
@@ -365,7 +366,7 @@ class TestGuard(Fixture):
         val = os.path.join(self.dir, "val")
         rc_out = io.StringIO()
         with contextlib.redirect_stdout(rc_out):
-            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=None, floor=1000,
+            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity_model.Opts(), target=None, floor=1000,
                                      out_dir=val, meminfo=self.fake_meminfo(2100 * 1024, 100 * 1024))
         self.assertEqual(n, 93035)      # usable: 2,100 MiB available less 100 reclaimable
         self.assertIn("usable memory now 2000 MiB (MemAvailable less SReclaimable)", rc_out.getvalue())
@@ -404,7 +405,7 @@ class TestGuard(Fixture):
         # no mem_usable_kib in the file; checked against MemAvailable, also at the start
         val = os.path.join(self.dir, "oldval")
         with contextlib.redirect_stdout(io.StringIO()):
-            capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), floor=1000, out_dir=val,
+            capacity_guard.cmd_predict(self.run, "c", 0.0, capacity_model.Opts(), floor=1000, out_dir=val,
                                        meminfo=self.fake_meminfo(2000 * 1024, 0))
         path = os.path.join(val, capacity_guard.PREDICTION_FILE)
         with open(path) as f:
@@ -432,7 +433,7 @@ class TestGuard(Fixture):
         val = os.path.join(self.dir, "stallval")
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            n = capacity_guard.cmd_predict(ref, "c", 0.1, capacity.Opts(), floor=1000, out_dir=val,
+            n = capacity_guard.cmd_predict(ref, "c", 0.1, capacity_model.Opts(), floor=1000, out_dir=val,
                                            meminfo=self.fake_meminfo(2000 * 1024, 0))
         self.assertEqual(n, 9601)
         # 0.9 x and 1.1 x, two significant digits, outward
@@ -463,7 +464,7 @@ class TestGuard(Fixture):
 
     def test_target_conns_picks_the_floor(self):
         with contextlib.redirect_stdout(io.StringIO()):
-            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity.Opts(), target=100000,
+            n = capacity_guard.cmd_predict(self.run, "c", 0.0, capacity_model.Opts(), target=100000,
                                      meminfo=self.fake_meminfo(4000 * 1024, 50 * 1024))
         self.assertGreaterEqual(n, 100000)
         self.assertLess(n, 100000 * 1.01)
@@ -531,12 +532,12 @@ class TestCommandLine(Fixture):
         self.assertNotIn("c (figures", out)
 
     def test_report_section(self):
-        sec = capacity.report_section(self.run)
+        sec = capacity_model.report_section(self.run)
         self.assertIn("| contender | stalled | 8 GiB | 24 GiB | 64 GiB | 256 GiB |", sec)
         self.assertIn("| c | 10% |", sec)
         empty = os.path.join(self.dir, "empty")
         os.makedirs(empty)
-        self.assertIn("Not computed:", capacity.report_section(empty))
+        self.assertIn("Not computed:", capacity_model.report_section(empty))
 
 
 if __name__ == "__main__":
