@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The capacity planner (harness/capacity, `make capacity`, harness/lib/capacity.py):
+# The capacity planner (harness/capacity, `make capacity`, harness/lib/capacity.py, capacity_model.py):
 # on the committed results/reference, on a tiny fixture built with results.py
 # row, bad input (exit 2 naming the flag; exit 1 without data), report.md's
 # section, and the server defaults the configured stall bound relies on.
