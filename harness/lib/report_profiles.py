@@ -20,7 +20,7 @@ import os
 import statistics
 
 import cells as cellmod
-from cells import DAGGER, label_of, num
+from cells import DAGGER, label_of, md_table, num
 
 DOUBLE_DAGGER = "\u2021"
 # statuses whose counters still measured the profile (the ramp ran; it is the
@@ -121,13 +121,6 @@ def profiles_of(rows):
 
 def ablated(profiles):
     return [p for p in profiles if p.startswith("tuned-")]
-
-
-def md_table(headers, rows):
-    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for r in rows:
-        out.append("| " + " | ".join(str(v).replace("|", "\\|") for v in r) + " |")
-    return "\n".join(out)
 
 
 def head(key):
