@@ -4,7 +4,9 @@ parse_long), usable memory (c_server/lib/sysinfo.c c1m_meminfo_usable_kib vs
 cli_rules.meminfo_usable_kib) and the fd reserve (net.h C1M_FD_RESERVE vs
 cli_rules.FD_RESERVE), over a table of inputs, bad ones included. The C side
 is tests/c/rules_probe.c, built by make into $C1M_BUILD/tests/rules_probe
-(C1M_BUILD defaults to ./build). No sockets, no timing.
+(C1M_BUILD defaults to ./build). The shell's copies in harness/lib/common.sh
+(parse_tier, mem_usable_kib: awk) are held to the C side too, over the same
+counts and the well-formed meminfo files. No sockets, no timing.
 
     C1M_BUILD=$PWD/build python3 -m unittest tests.py.test_cli_rules
 """
@@ -51,6 +53,19 @@ MEMINFOS = [
 ]
 
 
+# the meminfo files as the kernel writes them (common.sh's awk reads those)
+WELL_FORMED = MEMINFOS[:4]
+
+
+def common_sh(script, *args):
+    """bash with harness/lib/common.sh sourced: script's output lines."""
+    r = subprocess.run(["bash", "-c", ". harness/lib/common.sh; " + script, "common_sh"] + list(args),
+                       cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if r.returncode != 0:
+        raise AssertionError("common.sh: exit %d: %s" % (r.returncode, r.stderr))
+    return r.stdout.split("\n")[:-1]
+
+
 def probe(*args):
     r = subprocess.run([PROBE] + [str(a) for a in args], capture_output=True, text=True, timeout=10)
     if r.returncode != 0:
@@ -82,6 +97,24 @@ class Agree(unittest.TestCase):
                 with self.subTest(meminfo=text):
                     py = cli_rules.mem_usable_kib(p)
                     self.assertEqual("-1" if py is None else str(py), probe("usable", p))
+
+    def test_shell_count_parser(self):
+        # parse_tier's bound is what this machine could ever hold (tier_max)
+        tmax = int(common_sh("tier_max")[0])
+        texts = [c[0] for c in COUNTS]
+        got = common_sh('for t in "$@"; do parse_tier "$t" && echo "$TIER_VALUE" || echo error; done', *texts)
+        for text, sh in zip(texts, got):
+            with self.subTest(text=text):
+                self.assertEqual(sh, probe("count", text, 1, tmax, 1))
+
+    def test_shell_usable_memory(self):
+        with tempfile.TemporaryDirectory() as d:
+            for i, text in enumerate(WELL_FORMED):
+                p = os.path.join(d, "meminfo%d" % i)
+                with open(p, "w") as f:
+                    f.write(text)
+                with self.subTest(meminfo=text):
+                    self.assertEqual(common_sh('mem_usable_kib "$1"', p), [probe("usable", p)])
 
     def test_fd_reserve(self):
         self.assertEqual(str(cli_rules.FD_RESERVE), probe("fd-reserve"))
