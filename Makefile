@@ -1,7 +1,11 @@
 # c1m - build, test and benchmark.
 #   make build      compile everything (no tests, no installs beyond headers)
-#   make test       install test dependencies (apt, as root), build, run bats tests
-#   make test SANITIZE=1   the same suite against an ASan/UBSan build
+#   make check      build, then the fast tier: C unit tests, command lines, pure Python
+#                   suites (no root, no namespace; tests/README.md)
+#   make test       install test dependencies (apt, as root), build, run the check tier
+#                   and the bats suites (root: network namespaces); JOBS=2 files at a time
+#   make test SANITIZE=1   the suites that exercise C and the extension, on ASan/UBSan
+#   make test-long  the long end-to-end cases (tagged long), which make test skips
 #   make bench      the benchmark harness (root, network namespaces)
 #   make fuzz       libFuzzer targets fuzz/fuzz_*.c (clang), FUZZ_SECONDS each
 #   make help       every target and setting, one line each (harness/lib/settings.py)
@@ -64,7 +68,7 @@ CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor $(BUILD)/c1m-calib
 
-.PHONY: all build c pyext test test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build help
+.PHONY: all build c pyext check test test-long test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build help
 all: build
 help:
 	@$(PYTHON) harness/lib/settings.py help
@@ -138,10 +142,17 @@ $(BUILD)/pyext/.built: $(PYEXT_SRC) pyext/setup.py
 		--build-temp $(abspath $(BUILD))/pyext-tmp --build-lib $(abspath $(BUILD))/pyext
 	touch $@
 
-# ---- tests: bats suites against $(BUILD); SANITIZE=1 runs them on ASan/UBSan.
-# tests/run.sh prints TAP, then a closing "make test (...): PASSED|FAILED: N tests..." line.
+# ---- tests (tests/README.md: the tiers): against $(BUILD); SANITIZE=1 runs them on ASan/UBSan.
+# tests/run.sh prints TAP, then "make TIER (...): PASSED|FAILED: ..." and, last,
+# "tests: N passed, N failed, N skipped".
+JOBS ?= 1
+TEST_ENV = C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) JOBS=$(JOBS)
+check: build
+	$(TEST_ENV) bash tests/run.sh check
 test: test-deps build
-	C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) bash tests/run.sh
+	$(TEST_ENV) bash tests/run.sh test
+test-long: test-deps build
+	$(TEST_ENV) bash tests/run.sh long
 test-deps:
 	@harness/install-deps.sh test
 

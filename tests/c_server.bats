@@ -302,7 +302,7 @@ print(got.decode().strip() or "nothing", "then closed")
 # reached a worker after its loop had put back the default disposition (as it
 # closes: c1m_loop_free unblocks the signals, libuv's closed signal handles
 # reset them) killed it mid-exit, and the server exited 1 ("a worker died").
-# Seen in tests/py/test_push_parity.py, whose reader sends the second SIGTERM
+# Seen in tests/py_netns/test_push_parity.py, whose reader sends the second SIGTERM
 # as soon as every connection got its EOF, as this does. The window is narrow
 # (the old code failed about 1 run in 25 here), so each server is tried 10 times.
 @test "a second SIGTERM as the workers close their connections: exit 0 (c1m-server, c1m-libuv)" {

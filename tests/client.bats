@@ -155,12 +155,6 @@ EOF
     [ "$("$STAT" --get accepted "$STATS")" -eq 1000 ]
 }
 
-@test "--min-available guards MemAvailable less SReclaimable (tests/c/sysinfo_test.c: the OOM moment at 1M reads 0)" {
-    run "$C1M_BUILD/tests/sysinfo_test"
-    assert_success
-    assert_output "sysinfo: ok"
-}
-
 @test "--min-available above the usable memory opens nothing and says so (exit 1)" {
     need_ns
     start_server "$STATS" "$SERVER" --port "$PORT" --workers 1

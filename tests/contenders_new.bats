@@ -260,14 +260,14 @@ kill9_worker() {
     done
 }
 
-@test "unittest: protocol parity on the new contenders (tests/py/test_protocol_parity.py)" {
+@test "unittest: protocol parity on the new contenders (tests/py_netns/test_protocol_parity.py)" {
     loops=libuv,threads   # built by make test / no dependency: never skipped
     for c in uring gevent; do
         contender_check "$c"
         if [ -n "$WHY" ]; then echo "# $c skipped: $WHY" >&3; else loops+=,$c; fi
     done
     run in_ns env PYTHONPATH="$C1M_ROOT" C1M_PYTHON="$PYTHON" C1M_STAT="$STAT" C1M_SERVER="$SERVER" \
-        C1M_TEST_LOOP="$loops" "$PYTHON" -m unittest tests.py.test_protocol_parity
+        C1M_TEST_LOOP="$loops" "$PYTHON" -m unittest tests.py_netns.test_protocol_parity
     echo "$output" | tail -n 30 >&2
     assert_success
     assert_line --regexp '^OK'
@@ -329,13 +329,4 @@ PY
     done
     run contender_supports c bogus-capability
     assert_failure
-}
-
-@test "unittest: gevent's accounting when shutdown kills handlers not yet started (tests/py/test_gevent_backend.py)" {
-    contender_check gevent
-    [ -z "$WHY" ] || skip "$WHY"
-    run env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m unittest tests.py.test_gevent_backend
-    echo "$output" | tail -n 20 >&2
-    assert_success
-    assert_line --regexp '^OK'
 }

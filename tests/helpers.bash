@@ -1,7 +1,8 @@
 # helpers.bash - shared setup for the bats suites: each file loads it once, at its top
 # (`load helpers`, then `load_bats_libs`), so every hook and test sees it.
 # Binaries come from $C1M_BUILD (make test sets it: build/ or build-san/).
-C1M_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+# (tests/check/*.bats load ../helpers: the root is found from this file, not the test)
+C1M_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 C1M_BUILD=${C1M_BUILD:-$C1M_ROOT/build}
 PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}
 SERVER=$C1M_BUILD/c1m-server
@@ -101,6 +102,17 @@ expect_tcp_inuse() {
     echo "sockstat TCP inuse $(tcp_inuse), expected $1; states:" >&2
     in_ns ss -tanH | awk '{print $1}' | sort | uniq -c >&2
     return 1
+}
+
+# usage_case PROG FLAG ARGS...: PROG ARGS exits 2 naming FLAG, with the usage
+# line. Bounded: a program that wrongly accepts its arguments is stopped.
+usage_case() {
+    local prog=$1 flag=$2; shift 2
+    echo "case: ${prog##*/} $*" >&2
+    run timeout 10 "$prog" "$@"
+    assert_failure 2
+    assert_output --partial -- "$flag"
+    assert_output --partial "usage:"
 }
 
 # Worker pids of a server from its counters file.

@@ -360,10 +360,3 @@ a b c"
         [ ! -e "$out" ] && [ ! -e "$state" ] || fail "--profile ${args%%|*}: created something"
     done
 }
-
-@test "unittest: the profile report, the condition grouping, the accept-queue summary (tests/py/test_report_profiles.py)" {
-    cd "$C1M_ROOT"
-    run "$PYTHON" -m unittest tests.py.test_report_profiles
-    assert_success
-    assert_line --regexp '^OK'
-}

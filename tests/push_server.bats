@@ -55,12 +55,6 @@ stop_server_now() {
     [ "$rc" = 0 ]
 }
 
-@test "pushmsg: exact size and layout, the largest SEQ that fits, no stale digit after a longer head (tests/c/pushmsg_test.c)" {
-    run "$C1M_BUILD/tests/pushmsg_test"
-    assert_success
-    assert_output "pushmsg: ok"
-}
-
 @test "--help documents --push, --push-every, --push-burst and SIGUSR1" {
     run "$SERVER" --help
     assert_success

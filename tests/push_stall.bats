@@ -80,31 +80,6 @@ open_window() {
     wait_for 10 client_said '^c1m-client: SIGUSR1: push window open from [0-9]+ us$'
 }
 
-@test "push_rx: lines split at any byte, gaps, bad lines, the latency clock, the window, a reset" {
-    local t=$C1M_BUILD/tests/push_rx_test c
-    [ -x "$t" ] || fail "no $t: make build"
-    for c in split-anywhere latency window reset-and-range; do
-        run "$t" "$c"
-        assert_success
-    done
-    run "$t" no-such-case
-    assert_failure 2
-}
-
-@test "report_push.py and record.py's push columns (tests/py/test_report_push.py)" {
-    cd "$C1M_ROOT"
-    run "$PYTHON" -m unittest tests.py.test_report_push
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "pushkept.py: the push schedule kept, from given samples (tests/py/test_pushkept.py)" {
-    cd "$C1M_ROOT"
-    run "$PYTHON" -m unittest tests.py.test_pushkept
-    assert_success
-    assert_line --regexp '^OK'
-}
-
 @test "--help documents --stall, --stall-on-signal and the push window" {
     run "$CLIENT" --help
     assert_success

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The Python unittest suites in tests/py (protocol parity on every available
-# loop, the c1m extension's API, py_server's command line) and the extension
-# smoke test, against the extension in $C1M_BUILD/pyext.
+# The Python unittest suites that need a namespace, in tests/py_netns (protocol
+# parity on every available loop, the c1m extension's API, py_server's command
+# line) and the extension smoke test, against the extension in $C1M_BUILD/pyext.
+# The pure suites (tests/py) run under unittest itself in make check.
 # Under SANITIZE=1 that extension is an ASan/UBSan build: everything runs with
 # libasan preloaded into the (uninstrumented) interpreter, without
 # LeakSanitizer (CPython itself does not free everything at exit; the
@@ -51,12 +52,12 @@ teardown() {
         echo "# uvloop is not importable by $PYTHON: its cases are skipped" >&3
     fi
     PYENV+=(C1M_TEST_LOOP="$loops")
-    run py -m unittest tests.py.test_protocol_parity
+    run py -m unittest tests.py_netns.test_protocol_parity
     assert_success
     assert_line --regexp '^OK'
 }
 
-@test "unittest: server push parity on every contender (tests/py/test_push_parity.py)" {
+@test "unittest: server push parity on every contender (tests/py_netns/test_push_parity.py)" {
     loops=c,asyncio,c1m   # as the protocol parity test: built by make test, never skipped
     if "$PYTHON" -c 'import uvloop' 2>/dev/null; then
         loops+=,uvloop
@@ -64,90 +65,29 @@ teardown() {
         echo "# uvloop is not importable by $PYTHON: its cases are skipped" >&3
     fi
     PYENV+=(C1M_TEST_LOOP="$loops")
-    run py -m unittest tests.py.test_push_parity
+    run py -m unittest tests.py_netns.test_push_parity
     assert_success
     assert_line --regexp '^OK'
 }
 
-@test "unittest: c1m extension API (tests/py/test_pyext_api.py)" {
-    run py -m unittest tests.py.test_pyext_api
+@test "unittest: c1m extension API (tests/py_netns/test_pyext_api.py)" {
+    run py -m unittest tests.py_netns.test_pyext_api
     assert_success
     assert_line --regexp '^OK'
 }
 
-@test "unittest: py_server command line, workers and counters file (tests/py/test_py_server_cli.py)" {
-    run py -m unittest tests.py.test_py_server_cli
+@test "unittest: py_server command line, workers and counters file (tests/py_netns/test_py_server_cli.py)" {
+    run py -m unittest tests.py_netns.test_py_server_cli
     assert_success
     assert_line --regexp '^OK'
 }
 
-@test "unittest: results records, dropped runs, bootstrap, compare (tests/py/test_results.py)" {
-    run py -m unittest tests.py.test_results
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: machine fingerprint from a fake /proc and /sys (tests/py/test_fingerprint.py)" {
-    run py -m unittest tests.py.test_fingerprint
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: make compare across machines: fingerprints, ratios to the floor, modes, formats (tests/py/test_compare.py)" {
-    run py -m unittest tests.py.test_compare
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: capacity planner formula, stall term, guard prediction (tests/py/test_capacity.py)" {
-    run py -m unittest tests.py.test_capacity
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: the rules C and Python share agree: count parser, usable memory, fd reserve (tests/py/test_cli_rules.py)" {
-    PYENV+=(C1M_BUILD="$C1M_BUILD")
-    run py -m unittest tests.py.test_cli_rules
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: no import circle in harness/ and py_server/ (tests/py/test_imports.py)" {
-    run py -m unittest tests.py.test_imports
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: CPU anatomy layer rules, folded stacks, flame graph renderer (tests/py/test_perf_layers.py)" {
-    run py -m unittest tests.py.test_perf_layers
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: several clients' summaries merged, histograms bucket by bucket (tests/py/test_clientmerge.py)" {
-    run py -m unittest tests.py.test_clientmerge
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "unittest: the hosts file's checks (tests/py/test_hosts.py)" {
-    run py -m unittest tests.py.test_hosts
-    assert_success
-    assert_line --regexp '^OK'
-}
-
-@test "c1m extension smoke test (tests/py/pyext_smoke.py)" {
-    run py tests/py/pyext_smoke.py
+@test "c1m extension smoke test (tests/py_netns/pyext_smoke.py)" {
+    run py tests/py_netns/pyext_smoke.py
     assert_success
     assert_output --partial "pyext smoke: OK"
     if [ "${SANITIZE:-0}" = 1 ]; then
         refute_output --partial "AddressSanitizer"
         refute_output --partial "runtime error"
     fi
-}
-
-@test "unittest: the docs' figures agree with the committed results (tests/py/test_docs.py, make docs-check)" {
-    run py -m unittest tests.py.test_docs
-    assert_success
-    assert_line --regexp '^OK'
 }

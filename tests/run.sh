@@ -1,34 +1,123 @@
 #!/usr/bin/env bash
-# run.sh - run every bats suite in tests/ (what `make test` does after building):
-# TAP with timings on stdout, a copy in $C1M_BUILD/test-results.tap, then one
-# closing line with the counts. Exit status: bats' (0 = every test passed).
-#   C1M_BUILD=$PWD/build PYTHON=/usr/bin/python3 SANITIZE=0 bash tests/run.sh [bats args]
+# run.sh - the one test runner (tests/README.md: the tiers and the tags):
+#   bash tests/run.sh check     make check: C unit tests and command lines
+#                               (tests/check/*.bats), the pure Python suites
+#                               (unittest discover -s tests/py); no root, no namespace
+#   bash tests/run.sh test      make test: the check tier, then tests/*.bats: the files
+#                               without `# bats file_tags=serial` JOBS at a time, then
+#                               the serial ones alone; tests tagged long are skipped
+#   bash tests/run.sh long      make test-long: the tests tagged `# bats test_tags=long`
+#   bash tests/run.sh FILE.bats... [bats args]   those files only
+# Environment: C1M_BUILD (required), PYTHON, SANITIZE (1: the pure Python suites and the
+# files tagged `harness` are left out), JOBS (default 2; 1 = no GNU parallel needed).
+# TAP with timings on stdout, a copy in $C1M_BUILD/test-results.tap (the Python
+# suites' output in test-results-py.log), then one closing line with the counts.
+# Exit status: 0 when every test passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 : "${C1M_BUILD:?set C1M_BUILD to the build directory (make test does)}"
 [ -d "$C1M_BUILD" ] || { echo "run.sh: no build directory $C1M_BUILD (make build)" >&2; exit 2; }
 export C1M_BUILD PYTHON=${PYTHON:-/usr/bin/python3} SANITIZE=${SANITIZE:-0}
+JOBS=${JOBS:-2}
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: JOBS must be a positive whole number, not '$JOBS'" >&2; exit 2; }
+tier=files
+case "${1:-}" in
+    check|test|long) tier=$1; shift ;;
+    "") tier=test ;;
+esac
+export C1M_TIER=$tier
 label="${C1M_BUILD##*/}, SANITIZE=$SANITIZE"
+name="make $tier"; [ "$tier" != files ] || name=run.sh
+command -v bats >/dev/null || { echo "run.sh: bats not found (harness/install-deps.sh test, as root)" >&2; exit 2; }
 tap=$C1M_BUILD/test-results.tap
+pylog=$C1M_BUILD/test-results-py.log
+: > "$tap"; rm -f "$pylog"
 start=$SECONDS
+rc=0
 
-bats --timing "${@:-tests/}" | tee "$tap"
-rc=${PIPESTATUS[0]}
+# tagged TAG FILE: FILE carries `# bats file_tags=` with TAG (bats 1.8 has no
+# --filter-tags: the comments are read here, as bats >= 1.10 would read them)
+tagged() { grep -qE "^# bats file_tags=(.*,)?$1(,.*)?\$" "$2"; }
 
-planned=$(sed -n 's/^1\.\.\([0-9][0-9]*\)$/\1/p' "$tap" | head -n 1)
+# bats_run ARGS...: bats with timings, TAP appended to $tap
+bats_run() {
+    echo "# bats $*" | tee -a "$tap"
+    bats --timing "$@" | tee -a "$tap"
+    local r=${PIPESTATUS[0]}
+    [ "$r" = 0 ] || rc=$r
+}
+
+# The pure Python suites, under unittest itself (not bats): counted from its summary.
+py_pass=0 py_fail=0 py_skip=0
+py_suites() {
+    local out ran failures errors skipped
+    echo "# $PYTHON -m unittest discover -s tests/py (log: $pylog)"
+    "$PYTHON" -m unittest discover -s tests/py > "$pylog" 2>&1 || rc=1
+    out=$(tail -n 3 "$pylog")
+    ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$pylog" | tail -n 1)
+    failures=$(echo "$out" | sed -n 's/.*failures=\([0-9]*\).*/\1/p')
+    errors=$(echo "$out" | sed -n 's/.*errors=\([0-9]*\).*/\1/p')
+    skipped=$(echo "$out" | sed -n 's/.*skipped=\([0-9]*\).*/\1/p')
+    if [ -z "$ran" ] || [ "$ran" = 0 ]; then
+        cat "$pylog"; echo "# unittest ran no test"; py_fail=1; rc=1; return
+    fi
+    py_fail=$((${failures:-0} + ${errors:-0})) py_skip=${skipped:-0}
+    py_pass=$((ran - py_fail - py_skip))
+    [ "$py_fail" = 0 ] || { grep -A 30 -E '^(FAIL|ERROR):' "$pylog" | head -n 200; rc=1; }
+    echo "# unittest: $ran tests, $py_fail failed, $py_skip skipped"
+}
+
+check_tier() {
+    [ "$SANITIZE" = 1 ] || py_suites
+    bats_run tests/check/
+}
+
+case "$tier" in
+    files) bats_run "$@" ;;
+    check) check_tier ;;
+    long)
+        # each test after a `# bats test_tags=...long...` line, by its exact name
+        mapfile -t long_files < <(grep -lE '^# bats test_tags=(.*,)?long(,.*)?$' tests/*.bats)
+        if [ ${#long_files[@]} -gt 0 ]; then
+            filter=$(for f in "${long_files[@]}"; do
+                grep -A1 -E '^# bats test_tags=(.*,)?long(,.*)?$' "$f" | sed -n 's/^@test "\(.*\)" {$/\1/p'
+            done | sed 's/[][\.*^$()+?{}|]/\\&/g' | paste -sd '|')
+            bats_run --filter "^($filter)\$" "${long_files[@]}"
+        fi
+        ;;
+    test)
+        check_tier
+        par=() ser=()
+        for f in tests/*.bats; do
+            [ "$SANITIZE" = 1 ] && tagged harness "$f" && { echo "# SANITIZE=1: $f left out (file_tags=harness)"; continue; }
+            if tagged serial "$f"; then ser+=("$f"); else par+=("$f"); fi
+        done
+        if [ "$JOBS" -gt 1 ] && [ ${#par[@]} -gt 1 ]; then
+            command -v parallel >/dev/null || { echo "run.sh: JOBS=$JOBS needs GNU parallel (harness/install-deps.sh test), or JOBS=1" >&2; exit 2; }
+            bats_run --jobs "$JOBS" --no-parallelize-within-files "${par[@]}"
+        elif [ ${#par[@]} -gt 0 ]; then
+            bats_run "${par[@]}"
+        fi
+        [ ${#ser[@]} -eq 0 ] || bats_run "${ser[@]}"
+        ;;
+esac
+
+planned=$(awk -F. '/^1\.\.[0-9]+$/ {n += $3; seen = 1} END {if (seen) print n}' "$tap")
 total=$(grep -cE '^(not )?ok ' "$tap")
 failed=$(grep -c '^not ok ' "$tap")
 skipped=$(grep -cE '^ok .* # skip' "$tap")
-summary="$total tests, $failed failures, $skipped skipped in $((SECONDS - start)) s"
+passed=$((total - failed - skipped + py_pass))
+failed=$((failed + py_fail)) skipped=$((skipped + py_skip))
+summary="$((passed + failed + skipped)) tests, $failed failures, $skipped skipped in $((SECONDS - start)) s"
 # The last line is the plain count CI reads: "tests: N passed, N failed, N skipped".
-count_line="tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+count_line="tests: $passed passed, $failed failed, $skipped skipped"
 if [ "$rc" = 0 ] && [ "$failed" = 0 ] && [ "$total" = "${planned:-x}" ]; then
-    echo "make test ($label): PASSED: $summary"
+    echo "$name ($label): PASSED: $summary"
     echo "$count_line"
     exit 0
 fi
-[ "$total" = "${planned:-x}" ] || summary+=" (bats planned ${planned:-?}: the run stopped early)"
-echo "make test ($label): FAILED: $summary; bats exit status $rc; TAP in $tap"
+[ "$total" = "${planned:-x}" ] || summary+=" (bats planned ${planned:-?}, ran $total: a run stopped early)"
+echo "$name ($label): FAILED: $summary; TAP in $tap"
 echo "$count_line"
 [ "$rc" != 0 ] || rc=1
 exit "$rc"

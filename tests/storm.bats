@@ -115,15 +115,6 @@ stat_at_least() { [ "$("$STAT" --get "$2" "$1")" -ge "$3" ]; }
     done
 }
 
-@test "reconnect queue and backoff (C unit): delays within [0, min(cap, base * 2^attempt)] covering it uniformly; due order; capacity" {
-    local t=$C1M_BUILD/tests/reconnect_test
-    [ -x "$t" ] || fail "no $t: make build"
-    for c in backoff-bounds queue-order policy-names; do
-        run "$t" "$c"
-        assert_success
-    done
-}
-
 @test "--reconnect now: every connection of the killed server comes back to the restarted one; heartbeats go on; exit 0" {
     need_ns
     start_server "$STATS" "$SERVER" --port "$PORT" --workers 2
@@ -477,10 +468,4 @@ nothing_left() {
     [ "$rc" = 1 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
     nothing_left "$out" "$pgid" "$RUN_PID"
     grep -q "harness-error" "$out/runs.csv"
-}
-
-@test "unittest: the storm report pairs now and backoff under the same profile and rate (tests/py/test_report_storm.py)" {
-    cd "$C1M_ROOT"
-    run "$PYTHON" -m unittest tests.py.test_report_storm
-    assert_success
 }

@@ -39,11 +39,6 @@ healthy() {
 }
 burner_started() { [ -n "$(cat "/proc/$BURN_PID/task/$BURN_PID/children" 2>/dev/null)" ]; }
 
-@test "trust: record.py and disturb.py unit tests (tests/py/test_record.py)" {
-    run bash -c "cd '$C1M_ROOT' && '$PYTHON' -m unittest tests.py.test_record 2>&1"
-    assert_success
-}
-
 @test "trust: bad gate and disturbance settings exit 2 naming them, before anything is created" {
     run env BUILD="$C1M_BUILD" "$C1M_ROOT/harness/run_one.sh" --contender c --conns 10 --out "$OUT" --quiet-cpu-pct 101
     assert_failure 2

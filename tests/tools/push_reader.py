@@ -1,5 +1,5 @@
 """push_reader.py - read server push messages on many connections and check
-them (tests/push_server.bats, tests/py/test_push_parity.py). Every wait is
+them (tests/push_server.bats, tests/py_netns/test_push_parity.py). Every wait is
 bounded in time.
 
 Each message must be exactly BYTES bytes, b"push SEQ USEC " + b"." padding +

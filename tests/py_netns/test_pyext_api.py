@@ -2,8 +2,8 @@
 timers, signals, error reporting, protocol callbacks, leaks, memory.
 
     make pyext    # or: pyext/build.sh
-    PYTHONPATH=build/pyext /usr/bin/python3 -m unittest tests.py.test_pyext_api -v
-    (or: /usr/bin/python3 -m unittest discover -s tests/py -p 'test_pyext_*.py' -v)
+    PYTHONPATH=build/pyext /usr/bin/python3 -m unittest tests.py_netns.test_pyext_api -v
+    (or: /usr/bin/python3 -m unittest discover -s tests/py_netns -p 'test_pyext_*.py' -v)
 
 Ports 9300-9399 only; at most 3000 concurrent connections; every process
 started here is ended by PID. Without the extension (not built) the tests are

@@ -19,7 +19,7 @@ Select the loop with C1M_TEST_LOOP=c|asyncio|uvloop|c1m|libuv|uring|gevent|threa
 reason when they cannot be imported. A loop named explicitly but unavailable
 fails instead of skipping.
 
-    /usr/bin/python3 -m unittest discover -s tests/py -v
+    /usr/bin/python3 -m unittest discover -s tests/py_netns -v
 """
 import asyncio
 import os

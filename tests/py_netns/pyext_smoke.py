@@ -3,10 +3,10 @@ an ASan/UBSan build (a few seconds; exits 0 and prints "pyext smoke: OK").
 
     C1M_SANITIZE=1 pyext/build.sh build-san          # or: make pyext SANITIZE=1
     LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \
-        PYTHONPATH=build-san/pyext /usr/bin/python3 tests/py/pyext_smoke.py
+        PYTHONPATH=build-san/pyext /usr/bin/python3 tests/py_netns/pyext_smoke.py
 
 (detect_leaks=0: CPython itself does not free everything at exit; the
-extension's own leaks are what tests/py/test_pyext_api.py TestLeaks checks.)
+extension's own leaks are what tests/py_netns/test_pyext_api.py TestLeaks checks.)
 Also runs on the normal build: PYTHONPATH=build/pyext. Port: argv[1] or 9390.
 """
 import functools

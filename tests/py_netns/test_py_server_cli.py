@@ -1,7 +1,7 @@
 """py_server's command line, worker supervision and counters file (asyncio
 loop; the loop-specific semantics are in test_protocol_parity.py).
 
-    /usr/bin/python3 -m unittest discover -s tests/py -v
+    /usr/bin/python3 -m unittest discover -s tests/py_netns -v
 """
 import json
 import os

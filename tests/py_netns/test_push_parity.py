@@ -10,7 +10,7 @@ values.
 Loops are selected as in test_protocol_parity (C1M_TEST_LOOP=c,asyncio,...).
 Ports 9260-9299.
 
-    /usr/bin/python3 -m unittest tests.py.test_push_parity -v
+    /usr/bin/python3 -m unittest tests.py_netns.test_push_parity -v
 """
 import os
 import signal

@@ -1,0 +1,76 @@
+#!/usr/bin/env bats
+# Every program and harness entry point refuses a bad command line or setting
+# with exit 2, naming it, before it needs root or creates anything (make check:
+# no root, no namespace). The fuller cases are with each program's own tests.
+
+load ../helpers
+load_bats_libs
+
+setup() {
+    cd "$C1M_ROOT"
+    OUT=$BATS_TEST_TMPDIR/out
+}
+teardown() {
+    check_sanitizer_logs
+}
+
+# refused WHAT CMD...: CMD exits 2, its output names WHAT, and $OUT was not created
+refused() {
+    local what=$1; shift
+    echo "case: $*" >&2
+    run timeout 20 "$@"
+    assert_failure 2
+    assert_output --partial -- "$what"
+    [ ! -e "$OUT" ] || fail "$* created $OUT"
+}
+
+@test "the C servers and the client: an unknown flag exits 2 with the usage line" {
+    local p
+    for p in c1m-server c1m-floor c1m-client c1m-stat c1m-libuv c1m-uring; do
+        [ -x "$C1M_BUILD/$p" ] || { [[ $p == c1m-libuv || $p == c1m-uring ]] && continue; fail "no $C1M_BUILD/$p"; }
+        usage_case "$C1M_BUILD/$p" --bogus --bogus
+    done
+}
+
+@test "py_server: a missing --loop, an unknown loop or a bad number exits 2" {
+    refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --api protocol
+    refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop nope --api protocol
+    refused "--max-conns" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol --max-conns 1x
+}
+
+@test "harness/run_one.sh: unknown flag, contender or gate setting exits 2 before --out is created" {
+    refused "--bogus" env BUILD="$C1M_BUILD" harness/run_one.sh --bogus
+    refused "--contender" env BUILD="$C1M_BUILD" harness/run_one.sh --contender nope --conns 10 --out "$OUT"
+    refused "--quiet-cpu-pct" env BUILD="$C1M_BUILD" harness/run_one.sh --contender c --conns 10 --out "$OUT" --quiet-cpu-pct 101
+}
+
+@test "harness/bench.sh and harness/anatomy-cpu: arguments, bad TIERS/N and CONTENDERS exit 2 (before the root check)" {
+    refused "no arguments" harness/bench.sh --bogus
+    refused "TIERS" env TIERS=abc OUT="$OUT" harness/bench.sh
+    refused "CONTENDERS" env CONTENDERS=nope OUT="$OUT" harness/bench.sh
+    refused "--bogus" harness/anatomy-cpu --bogus
+    refused "N:" env N=abc OUT="$OUT" harness/anatomy-cpu
+    refused "CONTENDERS" env CONTENDERS=nope OUT="$OUT" harness/anatomy-cpu
+}
+
+@test "harness/capacity, results.py, plot.sh, run_remote.py, sendq-probe, install-deps.sh: usage errors exit 2" {
+    refused "usage" harness/capacity --bogus
+    refused "--stall" harness/capacity results/none --stall 2
+    refused "usage: make compare" "$PYTHON" harness/lib/results.py compare
+    refused "usage" "$PYTHON" harness/lib/results.py bogus
+    refused "usage: plot.sh" harness/plot.sh
+    refused "--hosts" "$PYTHON" harness/run_remote.py --contender c --conns 10 --out "$OUT"
+    refused "usage" "$PYTHON" harness/sendq-probe --bogus
+    refused "usage" harness/install-deps.sh bogus
+}
+
+@test "make compare, plot and capacity without their settings exit 2 with the usage" {
+    refused "usage: make compare" make -s --no-print-directory compare A=x
+    refused "usage: make plot" make -s --no-print-directory plot
+    refused "usage: make capacity" make -s --no-print-directory capacity
+}
+
+@test "the test tools (tests/tools): missing or bad arguments exit 2" {
+    refused "needs PORT" "$PYTHON" tests/tools/push_server.py
+    refused "--port" "$PYTHON" tests/tools/push_reader.py --bogus
+}
