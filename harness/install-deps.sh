@@ -10,7 +10,8 @@ pkgs=(gcc make libc6-dev python3 python3-dev python3-setuptools)
 case "$what" in
     # the contenders on libuv and io_uring (c_server/libuv, c_server/uring)
     build) pkgs+=(libuv1-dev liburing-dev) ;;
-    test) pkgs+=(bats bats-assert bats-support iproute2 procps python3-uvloop python3-gevent gnuplot-nox linux-perf
+    # parallel: GNU parallel, for bats --jobs (make test runs independent files JOBS at a time)
+    test) pkgs+=(bats bats-assert bats-support parallel iproute2 procps python3-uvloop python3-gevent gnuplot-nox linux-perf
                  openssh-client openssh-server) ;;
     # (openssh-client: HOSTS=, runs on other machines)
     bench) pkgs+=(iproute2 procps gnuplot-nox python3-uvloop python3-gevent openssh-client) ;;

@@ -14,6 +14,7 @@
 # tests/py/test_perf_layers.py (in tests/python.bats) covers the layer rules,
 # the folded-stack parsing and the flame graph renderer on fixtures.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 

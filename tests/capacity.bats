@@ -6,6 +6,7 @@
 # No sockets, no root. The formula's arithmetic: tests/py/test_capacity.py
 # (tests/python.bats).
 
+# bats file_tags=harness
 load helpers
 load_bats_libs
 

@@ -3,6 +3,7 @@
 # reference-100k (runs.csv only, 3 runs a cell) against itself. No sockets,
 # no root; `make plot` on a copy of that reference (never the committed one).
 
+# bats file_tags=harness
 load helpers
 load_bats_libs
 

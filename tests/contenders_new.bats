@@ -10,6 +10,7 @@
 # it cannot be imported (apt-get install python3-gevent).
 # Runs in a fresh network namespace (skips without root).
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

@@ -4,6 +4,7 @@
 # workers, truncated files, FIFOs, directories, JSON escaping.
 # Runs in a fresh network namespace (skips without root).
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

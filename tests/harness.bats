@@ -12,6 +12,7 @@
 # beside another suite's benchmark namespace marks the run disturbed, whatever
 # its bound. tests/trust.bats tests the gate and the disturbance status.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 

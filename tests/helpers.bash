@@ -36,6 +36,13 @@ load_bats_libs() {
     return 1
 }
 
+# long_test: the first line of a test tagged `# bats test_tags=long` (the line
+# before its @test): make test (C1M_TIER=test) skips it, make test-long runs it
+# (tests/run.sh long selects the tagged tests by name); bats on the file alone runs it.
+long_test() {
+    [ "${C1M_TIER:-}" != test ] || skip "long: make test-long runs it"
+}
+
 need_root() {
     [ "$(id -u)" = 0 ] || skip "needs root (network namespace)"
     command -v ip >/dev/null || skip "needs iproute2"

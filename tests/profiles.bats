@@ -8,6 +8,7 @@
 # sysctls untouched and nothing created. Root needed (namespaces); the runs skip
 # the quiet gate and the disturbance status (QUIET), as tests/harness.bats does.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 

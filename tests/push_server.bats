@@ -5,6 +5,7 @@
 # `pushed` counter against what a reader received (tests/tools/push_reader.py).
 # Runs in a fresh network namespace (skips without root).
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

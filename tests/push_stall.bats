@@ -10,6 +10,7 @@
 # the stall phase's end rules (steady, the memory guard).
 # Runs in a fresh network namespace (those tests skip without root).
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

@@ -10,6 +10,7 @@
 # The suites use 127.0.0.1 ports 9200-9399: they run in a fresh network
 # namespace (skips without root).
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

@@ -15,6 +15,7 @@
 # kill -9 of bench.sh is undone by the next one from its own state (OUT gone),
 # a setting changed since left alone and an unreachable host said, not claimed.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 load remote_hosts
@@ -177,7 +178,9 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     no_private_dirs "$SIM_ROOT"/stage-*
 }
 
+# bats test_tags=long
 @test "remote: a contender of each kind at 5k over a server and two client hosts; port range; profile applied and put back; merged summary (one client alone: its own percentiles)" {
+    long_test
     need_sim
     # One of each kind the staging and the host checks treat apart: a C server
     # (c), one probed with --check on the host (io_uring; exit 3 there is
@@ -261,7 +264,9 @@ holding() { grep -qa "holding (remote)" "$1.log"; }
 # bench_pid: bench.sh's own pid (BENCH_PID is the setsid'd ip netns exec that execs env, then bash)
 bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
 
+# bats test_tags=long
 @test "remote: SIGINT to the group, SIGTERM to bench.sh alone, mid-run: every remote process stopped, its files removed, the hosts' settings put back" {
+    long_test
     need_sim
     local out how
     hosts_file
@@ -283,7 +288,9 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     done
 }
 
+# bats test_tags=long
 @test "remote: a client host's sshd killed mid-run (its sessions' commands left running): host-lost naming it, they end by themselves" {
+    long_test
     need_sim
     local out=$BATS_TEST_TMPDIR/lost
     hosts_file
@@ -301,7 +308,9 @@ bench_pid() { pgrep -s "$BENCH_PID" -f "harness/bench.sh" | head -n 1; }
     no_private_dirs "$SIM_ROOT"/stage-srv "$SIM_ROOT"/stage-cl1
 }
 
+# bats test_tags=long
 @test "remote: a client host cut off mid-run (its link down: no answer, no reset): host-lost, its processes end after the keep-alive limit" {
+    long_test
     need_sim
     local out=$BATS_TEST_TMPDIR/cut
     hosts_file

@@ -9,6 +9,7 @@
 # its own. Runs expected ok disable the disturbance status and the quiet gate
 # (QUIET below), as tests/harness.bats does.
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

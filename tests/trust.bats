@@ -5,6 +5,7 @@
 # directly on a 2k tier (700 connections per server worker: 3 workers + 1 for
 # the remainder), each run in its own namespace as the harness makes it.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 
