@@ -24,8 +24,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
-
 @test "the C programs take --flag=value as well as --flag value" {
     need_ns
     (exec ip netns exec "$TEST_NS" "$SERVER" --port="$PORT" --workers=2 --max-conns=100 \

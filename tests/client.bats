@@ -23,14 +23,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
-
-# json FILE EXPR: print a Python expression over the parsed JSON object j
-# (a tuple prints space-separated).
-json() {
-    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
-}
-
 # A client started without --quiet has finished its ramp (it holds from the next tick).
 client_holding() { grep -qs "ramp done" "$BATS_TEST_TMPDIR/client.out"; }
 

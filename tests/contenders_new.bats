@@ -33,10 +33,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-json() {
-    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
-}
-
 # contender_check NAME: sets WHY to why this machine cannot run contender
 # NAME (empty when it can). Call it as a plain command, never inside $(...) or
 # a condition, where `fail` would not end the test: a C contender that was not

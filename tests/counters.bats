@@ -28,8 +28,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
-
 # write_stats FILE KIND "pid state open" ...: a counters file from the Python
 # writer, one record per argument (pids and states as given).
 write_stats() {

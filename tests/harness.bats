@@ -8,15 +8,13 @@
 # in setup_file and is shared by the first tests.
 #
 # The machine is shared while tests run: runs expected to be "ok" disable the
-# disturbance status and the quiet gate (QUIET below): a gate that times out
+# disturbance status and the quiet gate (QUIET, tests/helpers.bash): a gate that times out
 # beside another suite's benchmark namespace marks the run disturbed, whatever
 # its bound. tests/trust.bats tests the gate and the disturbance status.
 
 # bats file_tags=serial,harness
 load helpers
 load_bats_libs
-
-QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 setup_file() {
     export RUN_DIR=$BATS_FILE_TMPDIR/run

@@ -43,6 +43,20 @@ long_test() {
     [ "${C1M_TIER:-}" != test ] || skip "long: make test-long runs it"
 }
 
+# need_ns: in a test (or its setup) of a file whose setup_file ran ns_setup: skip without one.
+need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
+
+# json FILE EXPR: print a Python expression over the parsed JSON object j
+# (a tuple prints space-separated).
+json() {
+    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
+}
+
+# QUIET: the harness's settings that turn the quiet gate and the disturbance
+# verdicts off, for the harness's tests that judge something else
+# (`env "${QUIET[@]}" harness/bench.sh`): the machine is shared while they run.
+QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
+
 need_root() {
     [ "$(id -u)" = 0 ] || skip "needs root (network namespace)"
     command -v ip >/dev/null || skip "needs iproute2"

@@ -6,13 +6,11 @@
 # tuned profile: C1M_PROFILE_FILE), the real `ablate` expansion against a fresh
 # namespace, and bad profiles refused with exit 2 naming the key, the host's
 # sysctls untouched and nothing created. Root needed (namespaces); the runs skip
-# the quiet gate and the disturbance status (QUIET), as tests/harness.bats does.
+# the quiet gate and the disturbance status (QUIET, tests/helpers.bash), as tests/harness.bats does.
 
 # bats file_tags=serial,harness
 load helpers
 load_bats_libs
-
-QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 # bench OUT LOG VAR=value...: a 2k suite of c, the client in several workers. The
 # server keeps its own per-worker cap: under stock (tcp_migrate_req 0) a worker

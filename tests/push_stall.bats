@@ -36,14 +36,9 @@ teardown() {
     check_sanitizer_logs
 }
 
-need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
 # The real servers' push (issue 10 §1, server side) is there.
 need_server_push() {
     "$SERVER" --help 2>/dev/null | grep -q -- '--push BYTES' || skip "c1m-server has no --push yet"
-}
-
-json() {
-    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
 }
 
 # start_push_server PORT ARGS...: tests/tools/push_server.py in the namespace.

@@ -26,10 +26,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-json() {
-    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
-}
-
 # serves_2000 LOOP API [ENV=VALUE...]: the whole scenario for one contender.
 serves_2000() {
     local loop=$1 api=$2; shift 2

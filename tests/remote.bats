@@ -20,7 +20,6 @@ load helpers
 load_bats_libs
 load remote_hosts
 
-QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 # the remote watchers' silence limit (lib/remote.py KEEPALIVE): short, so a
 # partitioned host's processes end within the test
 export C1M_REMOTE_KEEPALIVE=6

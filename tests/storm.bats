@@ -7,13 +7,11 @@
 # report; bad knobs; an interrupted storm and a kill -9 during one leaving
 # nothing behind). Client tests run in this file's namespace; the harness makes
 # its own. Runs expected ok disable the disturbance status and the quiet gate
-# (QUIET below), as tests/harness.bats does.
+# (QUIET, tests/helpers.bash), as tests/harness.bats does.
 
 # bats file_tags=serial
 load helpers
 load_bats_libs
-
-QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 setup_file() {
     ns_setup
@@ -34,13 +32,6 @@ teardown() {
     stop_pid "${BLACKHOLE_PID:-}"
     stop_test_processes
     check_sanitizer_logs
-}
-
-need_ns() { [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"; }
-
-# json FILE EXPR: a Python expression over the parsed JSON object j.
-json() {
-    "$PYTHON" -c 'import json,sys; j=json.load(open(sys.argv[1])); v=eval(sys.argv[2]); print(*(v if isinstance(v, tuple) else (v,)))' "$1" "$2"
 }
 
 # start_client ARG...: the client in the namespace, holding until SIGTERM; sets CLIENT_PID.
