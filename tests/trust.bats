@@ -40,6 +40,12 @@ healthy() {
 }
 burner_started() { [ -n "$(cat "/proc/$BURN_PID/task/$BURN_PID/children" 2>/dev/null)" ]; }
 
+@test "trust: the disturbance sampler counts short-lived outside processes and names a busy one (tests/py/test_record.py, C1M_SERIAL=1)" {
+    run bash -c "cd '$C1M_ROOT' && C1M_SERIAL=1 '$PYTHON' -m unittest tests.py.test_record.DisturbSamplerTest tests.py.test_record.DisturbSamplerRootTest 2>&1"
+    assert_success
+    refute_output --partial "skipped"
+}
+
 @test "trust: bad gate and disturbance settings exit 2 naming them, before anything is created" {
     run env BUILD="$C1M_BUILD" "$C1M_ROOT/harness/run_one.sh" --contender c --conns 10 --out "$OUT" --quiet-cpu-pct 101
     assert_failure 2

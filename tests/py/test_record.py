@@ -388,6 +388,14 @@ class AccountingTest(unittest.TestCase):
         self.assertEqual((x["controller"], x["outside"]), (0, 9))
 
 
+# These two judge CPU (a burner's share of a CPU, the busiest processes named):
+# on a loaded machine they can fail, so make check (unittest discover) skips
+# them and tests/trust.bats, in make test's serial group, runs them (C1M_SERIAL=1).
+SERIAL = unittest.skipUnless(os.environ.get("C1M_SERIAL") == "1",
+                             "judges CPU: tests/trust.bats runs it alone (C1M_SERIAL=1)")
+
+
+@SERIAL
 class DisturbSamplerTest(unittest.TestCase):
     def test_short_lived_outside_processes_are_counted(self):
         """A burner made of processes that each live ~30 ms (a build, a shell
@@ -426,6 +434,7 @@ class DisturbSamplerTest(unittest.TestCase):
             self.assertGreater(seen, 0.5 * span * hz, lines)
 
 
+@SERIAL
 class DisturbSamplerRootTest(unittest.TestCase):
     def test_own_tree_inside_burner_outside(self):
         """The sampler's root tree is not outside; a busy process outside is named."""
