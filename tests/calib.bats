@@ -4,6 +4,7 @@
 # behind. Runs in a fresh network namespace (skips without root).
 
 bats_require_minimum_version 1.5.0
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

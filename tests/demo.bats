@@ -6,6 +6,7 @@
 # nothing. And py_server.anatomy's --json and its exit 3 for a loop the
 # interpreter cannot import. One demo runs once in setup_file, shared.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
 bats_require_minimum_version 1.5.0

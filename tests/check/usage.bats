@@ -26,7 +26,7 @@ refused() {
 
 @test "the C servers and the client: an unknown flag exits 2 with the usage line" {
     local p
-    for p in c1m-server c1m-floor c1m-client c1m-stat c1m-libuv c1m-uring; do
+    for p in c1m-server c1m-floor c1m-client c1m-stat c1m-calib c1m-libuv c1m-uring; do
         [ -x "$C1M_BUILD/$p" ] || { [[ $p == c1m-libuv || $p == c1m-uring ]] && continue; fail "no $C1M_BUILD/$p"; }
         usage_case "$C1M_BUILD/$p" --bogus --bogus
     done
@@ -44,8 +44,9 @@ refused() {
     refused "--quiet-cpu-pct" env BUILD="$C1M_BUILD" harness/run_one.sh --contender c --conns 10 --out "$OUT" --quiet-cpu-pct 101
 }
 
-@test "harness/bench.sh and harness/anatomy-cpu: arguments, bad TIERS/N and CONTENDERS exit 2 (before the root check)" {
+@test "harness/bench.sh, anatomy-cpu and demo: arguments, bad TIERS/N and CONTENDERS exit 2 (before the root check)" {
     refused "no arguments" harness/bench.sh --bogus
+    refused "no arguments" harness/demo --bogus
     refused "TIERS" env TIERS=abc OUT="$OUT" harness/bench.sh
     refused "CONTENDERS" env CONTENDERS=nope OUT="$OUT" harness/bench.sh
     refused "--bogus" harness/anatomy-cpu --bogus
@@ -53,7 +54,7 @@ refused() {
     refused "CONTENDERS" env CONTENDERS=nope OUT="$OUT" harness/anatomy-cpu
 }
 
-@test "harness/capacity, results.py, plot.sh, run_remote.py, sendq-probe, install-deps.sh: usage errors exit 2" {
+@test "harness/capacity, results.py, plot.sh, run_remote.py, sendq-probe, install-deps.sh, fingerprint.py, docs.py: usage errors exit 2" {
     refused "usage" harness/capacity --bogus
     refused "--stall" harness/capacity results/none --stall 2
     refused "usage: make compare" "$PYTHON" harness/lib/results.py compare
@@ -62,6 +63,8 @@ refused() {
     refused "--hosts" "$PYTHON" harness/run_remote.py --contender c --conns 10 --out "$OUT"
     refused "usage" "$PYTHON" harness/sendq-probe --bogus
     refused "usage" harness/install-deps.sh bogus
+    refused "fingerprint.py" "$PYTHON" harness/lib/fingerprint.py bogus
+    refused "usage: docs.py" "$PYTHON" harness/lib/docs.py bogus
 }
 
 @test "make compare, plot and capacity without their settings exit 2 with the usage" {
