@@ -100,7 +100,7 @@ class TestConditions(Dir):
             self.add(repeat=rep, t_accept_s=1.0)
         rows = self.rows()
         both, only = compare.compare_rows(rows, rows, "t_accept_s", "slower", "faster")
-        self.assertEqual([(b[0], b[1], b[4]) for b in both],
+        self.assertEqual([(b["contender"], b["tier"], compare.fmt(b["ratio"])) for b in both],
                          [("c", "2k stock", "1.00"), ("c", "2k", "1.00")])
         self.assertEqual(only, [])
 
@@ -144,11 +144,12 @@ class TestConditions(Dir):
         both, only = compare.compare_rows(idle, push, "t_accept_s", "slower", "faster")
         self.assertEqual(both, [])
         self.assertEqual(only, [("c", "2k", "A"), ("c", "2k scenario=push", "B")])
-        out = compare.report("A", "B", idle, push)
+        out = compare.render_text(compare.result("A", "B", idle, push))
         self.assertIn("scenarios: A idle, B push: runs of different scenarios are never paired", out)
         self.assertNotIn("9.00", out)
         both, _ = compare.compare_rows(push, push, "t_accept_s", "slower", "faster")
-        self.assertEqual([(b[0], b[1], b[4]) for b in both], [("c", "2k scenario=push", "1.00")])
+        self.assertEqual([(b["contender"], b["tier"], compare.fmt(b["ratio"])) for b in both],
+                         [("c", "2k scenario=push", "1.00")])
 
     def test_meta_groups_the_sysctls_by_profile(self):
         for cond, somax in (("", "65535"), ("stock", "4096")):
