@@ -62,7 +62,7 @@ CALIB_OBJ := $(patsubst c_server/calib/%.c,$(BUILD)/calib/%.o,$(CALIB_SRC))
 CLIENT_SRC := $(wildcard client/*.c)
 CLIENT_OBJ := $(patsubst client/%.c,$(BUILD)/client/%.o,$(CLIENT_SRC))
 
-# C unit tests: tests/c/NAME.c -> $(BUILD)/tests/NAME, linked with libc1m (run by tests/c_unit.bats)
+# C unit tests: tests/c/NAME.c -> $(BUILD)/tests/NAME, linked with libc1m (run by tests/check/c_unit.bats: make check)
 CTEST_SRC := $(wildcard tests/c/*.c)
 CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
@@ -99,9 +99,9 @@ $(BUILD)/c1m-client: $(CLIENT_OBJ) $(BUILD)/libc1m.a
 	$(CC) $(LDFLAGS) $^ -lm -o $@
 $(BUILD)/tests/%: tests/c/%.c $(BUILD)/libc1m.a $(wildcard c_server/lib/*.h) $(wildcard tests/c/*.h) | $(BUILD)/tests
 	$(CC) $(CFLAGS) -Ic_server/lib $< $(BUILD)/libc1m.a $(LDFLAGS) -o $@
-# reconnect_test compiles the client's client/reconnect.c in (tests/storm.bats)
+# reconnect_test compiles the client's client/reconnect.c in (tests/check/c_unit.bats)
 $(BUILD)/tests/reconnect_test: client/reconnect.c client/reconnect.h
-# push_rx_test compiles client/push_rx.c and client/histogram.c in (tests/push_stall.bats)
+# push_rx_test compiles client/push_rx.c and client/histogram.c in (tests/check/c_unit.bats)
 $(BUILD)/tests/push_rx_test: client/push_rx.c client/push_rx.h client/histogram.c client/histogram.h
 $(BUILD)/lib $(BUILD)/server $(BUILD)/client $(BUILD)/floor $(BUILD)/calib $(BUILD)/tests:
 	mkdir -p $@

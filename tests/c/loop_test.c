@@ -1,5 +1,5 @@
 /* loop_test.c - unit tests of the event loop (c_server/lib/loop.c) that need
- * no network: socketpairs only. Run by tests/c_unit.bats.
+ * no network: socketpairs only. Run by tests/check/c_unit.bats.
  *
  *   loop_test CASE      exit 0 when CASE passes, 1 (with a message) when not
  *

@@ -2,7 +2,7 @@
  * over the bound, released within it, slow only once the backlog has not
  * shrunk for the grace, a shrink starting the grace again, a full set judging
  * at once, forget, and what is due. Exit 0 or 1 with what failed; run by
- * tests/c_unit.bats. */
+ * tests/check/c_unit.bats. */
 #include <stdio.h>
 
 #include "slowcut.h"
