@@ -145,7 +145,9 @@ $(BUILD)/pyext/.built: $(PYEXT_SRC) pyext/setup.py
 # ---- tests (tests/README.md: the tiers): against $(BUILD); SANITIZE=1 runs them on ASan/UBSan.
 # tests/run.sh prints TAP, then "make TIER (...): PASSED|FAILED: ..." and, last,
 # "tests: N passed, N failed, N skipped".
-JOBS ?= 2
+# files at a time in make test's parallel group; one at a time on the ASan build (its
+# slower servers against the tests' wait limits)
+JOBS ?= $(if $(filter 1,$(SANITIZE)),1,2)
 TEST_ENV = C1M_BUILD=$(abspath $(BUILD)) PYTHON=$(PYTHON) SANITIZE=$(SANITIZE) JOBS=$(JOBS)
 check: build
 	$(TEST_ENV) bash tests/run.sh check
