@@ -8,6 +8,7 @@
 # estimate (lib/estimate.py on a fixture). No root, no sockets, but the last
 # test: one 2k run piped to a file (root: skipped without), no \r in it.
 
+# bats file_tags=serial
 load helpers
 load_bats_libs
 

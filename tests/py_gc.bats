@@ -6,10 +6,9 @@
 # values exit 2 naming the setting before anything is created.
 # tests/py/test_py_server_cli.py (GcTest) covers the flag itself.
 
+# bats file_tags=serial,harness
 load helpers
 load_bats_libs
-
-QUIET=(DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0)
 
 @test "PY_GC=freeze,off: asyncio-protocol holds all N in both conditions, with --gc off in the second; c is unsupported in gc=off" {
     need_root

@@ -29,7 +29,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 TARGETS = [
     ("help", "instant", "this list"),
     ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
-    ("test", "~27 min", "install the test packages (root), build, run every bats suite (each in its own namespace)"),
+    ("check", "~20 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
+    ("test", "~20 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
+    ("test-long", "~2-5 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
     ("demo", "~2 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
     ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
@@ -51,7 +53,7 @@ TARGETS = [
 ]
 DURATION_SOURCES = (
     "durations: build, c, pyext, plot, compare, capacity, fuzz-build, docs-check measured on this machine kind "
-    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run; bench estimated from the committed "
+    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run (on a loaded machine), check and test-long measured too; bench estimated from the committed "
     "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
     "samples; demo as harness/README.md 'make demo' says; fuzz: FUZZ_SECONDS (60) plus its build")
 
@@ -61,9 +63,10 @@ ALL = ("bench", "anatomy-cpu")
 # that reads it checks it (one home per rule)
 SETTINGS = [
     # build and tests
-    ("PYTHON", "/usr/bin/python3", "the interpreter of the Python contenders and the harness", ("build", "test", "bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
-    ("BUILD", "build (build-san with SANITIZE=1)", "the build directory", ("build", "test", "bench", "anatomy-cpu", "fuzz"), None),
-    ("SANITIZE", "0", "1: build and test with ASan/UBSan (into build-san)", ("build", "test"), r"[01]"),
+    ("PYTHON", "/usr/bin/python3", "the interpreter of the Python contenders and the harness", ("build", "check", "test", "test-long", "bench", "plot", "compare", "capacity", "anatomy-cpu"), None),
+    ("BUILD", "build (build-san with SANITIZE=1)", "the build directory", ("build", "check", "test", "test-long", "bench", "anatomy-cpu", "fuzz"), None),
+    ("SANITIZE", "0", "1: build and test with ASan/UBSan (into build-san)", ("build", "check", "test", "test-long"), r"[01]"),
+    ("JOBS", "2 (1 with SANITIZE=1)", "bats files make test runs at once (those not tagged serial; tests/README.md)", ("check", "test", "test-long"), None),
     ("CC", "gcc", "the C compiler", ("build",), None),
     ("EXTRA_CFLAGS", "", "added to the C compiler's flags", ("build",), None),
     ("EXTRA_LDFLAGS", "", "added to the linker's flags", ("build",), None),

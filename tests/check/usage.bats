@@ -60,7 +60,7 @@ refused() {
     refused "usage: make compare" "$PYTHON" harness/lib/results.py compare
     refused "usage" "$PYTHON" harness/lib/results.py bogus
     refused "usage: plot.sh" harness/plot.sh
-    refused "--hosts" "$PYTHON" harness/run_remote.py --contender c --conns 10 --out "$OUT"
+    refused "usage: run_remote.py" "$PYTHON" harness/run_remote.py --contender c --conns 10 --out "$OUT"
     refused "usage" "$PYTHON" harness/sendq-probe --bogus
     refused "usage" harness/install-deps.sh bogus
     refused "fingerprint.py" "$PYTHON" harness/lib/fingerprint.py bogus
