@@ -100,7 +100,9 @@ USAGE
 }
 
 bad() { log "error: $1"; log "(harness/bench.sh --help lists the settings)"; exit 2; }
-say() { printf '%s\n' "$*" >&2; [ -n "${OUT:-}" ] && [ -d "$OUT" ] && printf '%s\n' "$*" >> "$OUT/bench.log"; return 0; }
+# (bench.log only once setup_out checked OUT: root never writes in another's)
+OUT_OK=0
+say() { printf '%s\n' "$*" >&2; [ "$OUT_OK" = 1 ] && printf '%s\n' "$*" >> "$OUT/bench.log"; return 0; }
 # Bounded (in_range, common.sh): no overflow in bash arithmetic, and within
 # what run_one.sh accepts (seconds, MiB and counts up to 31536000: a year).
 is_uint() { in_range "$1" 0 31536000; }
@@ -358,8 +360,35 @@ setup_out() {
     [ -e "$OUT/meta.json" ] && held+=(meta.json)
     [ -n "$(ls -A -- "$OUT/runs" 2>/dev/null)" ] && held+=(runs/)
     [ ${#held[@]} -eq 0 ] || bad "OUT=$OUT already holds an earlier suite's ${held[*]}: choose another OUT"
-    err=$(mkdir -p -- "$OUT/runs" "$OUT/ramp" 2>&1) || bad "OUT=$OUT: cannot create it: ${err%%$'\n'*}"
-    OUT=$(cd "$OUT" && pwd)
+    # what exists of it checked before anything is made in it, then the whole
+    local have=$OUT
+    while [ ! -e "$have" ] && [ "$have" != . ]; do have=$(dirname -- "$have"); done
+    have=$(cd -- "$have" 2>/dev/null && pwd -P) && { err=$(out_private "$have" "$([ "$have" -ef "$OUT" ] && echo 1)") \
+        || bad "OUT=$OUT: $err: choose another OUT"; }
+    err=$(umask 022 && mkdir -p -- "$OUT/runs" "$OUT/ramp" 2>&1) || bad "OUT=$OUT: cannot create it: ${err%%$'\n'*}"
+    OUT=$(cd "$OUT" && pwd -P)
+    err=$(out_private "$OUT" 1) || bad "OUT=$OUT: $err: choose another OUT"
+    OUT_OK=1
+}
+# out_private DIR (a physical path): root writes, runs and deletes in DIR, so
+# no other user may plant or swap anything there (a symlink bench.log -> a
+# file of root's, a result.json read back): DIR and every directory above it
+# belong to root, this user or the checkout's owner (who controls what root
+# runs already), and no one else can write them (a sticky directory such as
+# /tmp apart, above DIR; and DIR itself too unless LEAF=1). Prints what is
+# wrong; 1 then.
+out_private() {
+    local p=$1 leaf=${2:-} uid mode trusted
+    trusted=" 0 $EUID $(stat -c %u -- "$C1M_ROOT") "
+    while :; do
+        read -r uid mode < <(stat -c '%u %a' -- "$p") || { echo "cannot stat $p"; return 1; }
+        [[ $trusted == *" $uid "* ]] || { echo "$p belongs to uid $uid, who could plant files root writes through"; return 1; }
+        if (( 8#$mode & 8#022 )) && { [ "$p$leaf" = "${1}1" ] || ! (( 8#$mode & 8#1000 )); }; then
+            echo "$p (mode $mode) is writable by other users, who could plant files root writes through"; return 1
+        fi
+        [ "$p" = / ] && return 0
+        p=$(dirname -- "$p")
+    done
 }
 
 # calibrate: this instance's cost, once, after the quiet gate: c1m-calib in a
@@ -720,7 +749,7 @@ stop_current() {
 # row and a meta.json marked incomplete.
 finish_partial() {
     [ "$FINISHED" = 1 ] && return 0
-    [ -n "${OUT:-}" ] && [ -d "$OUT" ] || return 0
+    [ "$OUT_OK" = 1 ] || return 0
     if [ ${#CUR_ROW[@]} -gt 0 ]; then
         load_result "$CUR_DIR" || true
         record "${CUR_ROW[@]}" status=interrupted note="${RES[note]:-interrupted}"

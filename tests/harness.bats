@@ -458,6 +458,30 @@ PY
     check "OUT=$d already holds an earlier suite's meta.json" "choose another OUT" TIERS=2k OUT="$d"
 }
 
+@test "bench.sh: an OUT another user owns or can write is refused (exit 2), nothing written through it" {
+    need_root
+    local t=$BATS_TEST_TMPDIR victim=$BATS_TEST_TMPDIR/victim d
+    echo original > "$victim"
+    refused() {     # refused OUT EXPECTED-TEXT
+        run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=1k CONTENDERS=c HOLD=1 MEM_GUARD_MIB=1 OUT="$1" \
+            PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+        [ "$status" = 2 ] || fail "OUT=$1: exit $status, not 2: $output"
+        assert_output --partial "$2"
+        [ "$(cat "$victim")" = original ] || fail "OUT=$1: root wrote through a planted symlink"
+    }
+    # user nobody's directory with a bench.log that points at a file of root's
+    d=$t/nobodys && mkdir "$d" && ln -s "$victim" "$d/bench.log" && chown -h 65534:65534 "$d" "$d/bench.log"
+    refused "$d" "belongs to uid 65534"
+    [ ! -e "$d/runs" ] || fail "created runs/ in $d"
+    refused "$d/sub/out" "$d belongs to uid 65534"
+    [ ! -e "$d/sub" ] || fail "created $d/sub"
+    # root's but writable by others (sticky or not), or below such a directory
+    mkdir -m 1777 "$t/open" && ln -s "$victim" "$t/open/bench.log"
+    refused "$t/open" "(mode 1777) is writable by other users"
+    mkdir -m 0777 "$t/open2"
+    refused "$t/open2/out" "(mode 777) is writable by other users"
+}
+
 @test "bench.sh's wait for a run starts no process per tick (the controller's cost) and copies the run's log as it comes" {
     # wait_run and show_log from bench.sh, run with no command on PATH: a tick
     # that starts a process (sleep, cat) fails
