@@ -72,6 +72,9 @@ def parse_addr(v):
     """addr=IP: an address a client can connect to (not unspecified,
     multicast or broadcast)."""
     ip = ipaddress.ip_address(v)
+    scope = getattr(ip, "scope_id", None)
+    if scope is not None and not re.match(r"^[A-Za-z0-9_.-]{1,15}$", scope):
+        raise HostsError("addr: %r: the zone after %% is not an interface name" % v)
     if ip.is_unspecified or ip.is_multicast or (ip.version == 4 and any(ip in n for n in NO_HOST4)):
         raise HostsError("addr: %s is not an address a client can connect to" % ip)
     return str(ip)
@@ -201,10 +204,13 @@ def main(argv):
         return 2
     path = argv[1]
     try:
-        with open(path) as f:
+        with open(path, encoding="utf-8") as f:
             text = f.read()
     except OSError as e:
         print("HOSTS=%s: %s" % (path, e.strerror), file=sys.stderr)
+        return 2
+    except UnicodeDecodeError as e:
+        print("HOSTS=%s: not UTF-8 text (byte %d)" % (path, e.start), file=sys.stderr)
         return 2
     try:
         cfg = parse(text)

@@ -2,6 +2,8 @@
 refused here, naming the line, before anything starts; harness/lib/remote.py
 reads what root runs or restores on the hosts from a suite's root-only state
 directory and from no other place (issue 32)."""
+import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -26,6 +28,25 @@ class TestRefused(unittest.TestCase):
             self.refused("server root@198.51.100.10 addr=%s\n%s\n" % (a, CLIENT), "line 1: addr: ")
         # the SSH address itself, when it is the address the clients connect to
         self.refused("server root@0.0.0.0\n%s\n" % CLIENT, "line 1:", "addr=IP")
+
+    def test_server_addr_zone(self):
+        # the zone of a scoped IPv6 address: an interface name, nothing else
+        for z in ("$(id)", "a'b", "x" * 16, "eth0;true"):
+            self.refused("server root@198.51.100.10 addr=fe80::1%%%s\n%s\n" % (z, CLIENT),
+                         "line 1: addr: ", "interface name")
+        cfg = hosts.parse("server root@198.51.100.10 addr=fe80::1%%eth0\n%s\n" % CLIENT)
+        self.assertEqual(cfg["server"]["addr"], "fe80::1%eth0")
+
+    def test_file_not_text(self):
+        # a hosts file that is not UTF-8: exit 2 naming it, no traceback
+        with tempfile.NamedTemporaryFile("wb", suffix=".hosts") as f:
+            f.write(b"server root@198.51.100.10\n" + CLIENT.encode() + b" # \xff\xfe\n")
+            f.flush()
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                rc = hosts.main(["check", f.name])
+        self.assertEqual(rc, 2)
+        self.assertIn("not UTF-8 text", err.getvalue())
 
     def test_client_src(self):
         srv = "server root@198.51.100.10\n"
