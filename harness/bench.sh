@@ -301,7 +301,8 @@ hosts_cleanup() {
 }
 
 # remote_orphans: what a bench.sh killed before its cleanup left on its hosts
-# (settings, private directories), undone now and said; what cannot be (a host
+# (a run_remote.py still running, stopped; settings, private directories),
+# undone now and said; what cannot be (a host
 # unreachable) is said and kept for the next one.
 remote_orphans() {
     local d pid start
@@ -310,6 +311,13 @@ remote_orphans() {
         pid=${BASH_REMATCH[1]} start=${BASH_REMATCH[2]}
         pid_is "$pid" "$start" && continue     # that bench.sh still runs
         say "hosts: undoing what a killed bench.sh (pid $pid) left on its hosts"
+        # its run_remote.py may run on without it: stopped first (its own
+        # cleanup ends the remote processes), not undone under it
+        read -r pid start 2>/dev/null < "$d/runner"
+        if pid_is "${pid:-}" "${start:-}"; then
+            say "hosts: run_remote.py pid $pid runs on without its bench.sh: stopping it"
+            end_pid "$pid" "$start" 150
+        fi
         hosts_undo "$d" || say "warning: not everything could be undone (above): kept for the next bench.sh ($d)"
     done
 }
@@ -653,6 +661,8 @@ run_case() {
     : > "$dir/run_one.log"
     "${runner[@]}" "${args[@]}" --log "$dir/run_one.log" &
     CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" "${keys[@]}")
+    # (a run over SSH: the next bench.sh stops it if this one is killed: remote_orphans)
+    [ -n "$HOSTS_STATE" ] && printf '%s %s\n' "$CUR_PID" "$(proc_start "$CUR_PID")" > "$HOSTS_STATE/runner"
     exec {CUR_LOG}<"$dir/run_one.log"          # opened after the start: not inherited by the run
     wait_run "$CUR_PID"; rc=$RUN_RC
     local row=("${CUR_ROW[@]}") leftovers

@@ -435,3 +435,26 @@ True"
     no_private_dirs "$SIM_ROOT"/stage-*
     wait_for 20 nothing_left || nothing_left
 }
+
+@test "remote: kill -9 of bench.sh alone mid-hold: the next one stops its run_remote.py (its remote processes ended) before putting the hosts back" {
+    need_sim
+    local out=$BATS_TEST_TMPDIR/orphan bad=$BATS_TEST_TMPDIR/unusable before
+    hosts_file
+    before=$(somaxconn_of srv)
+    bench_bg "$out" CONTENDERS=c TIERS=2k APPLY_SYSCTL=1
+    wait_for 60 holding "$out" || fail "no hold: $(tail -c 2000 "$out.log")"
+    kill -KILL "$(bench_pid)"           # bench.sh alone: its run_remote.py runs on, holding
+    # the next bench.sh (its own hosts unusable: it stops after the sweep)
+    printf 'server root@%s:2\nclient root@%s:2\n' "${SIM_ADDR[srv]}" "${SIM_ADDR[cl1]}" > "$bad"
+    run bench "$BATS_TEST_TMPDIR/next" HOSTS="$bad" CONTENDERS=c TIERS=2k
+    [ "$status" = 2 ] || fail "status $status: $output"
+    assert_output --partial "hosts: ${SIM_ADDR[srv]}: put back net.core.somaxconn=$before"
+    # (was: the settings put back and the private directories removed under
+    # a run still holding, whose server and clients ran on for its whole hold)
+    nothing_left
+    no_private_dirs "$SIM_ROOT"/stage-*
+    [ "$(somaxconn_of srv)" = "$before" ] || fail "srv: somaxconn $(somaxconn_of srv)"
+    ! compgen -G "$C1M_STATE_ROOT/remote-*" >/dev/null || fail "state left: $(ls "$C1M_STATE_ROOT")"
+    wait "$BENCH_PID" || true
+    BENCH_PID=
+}
