@@ -146,6 +146,12 @@ read_settings() {
     [ -z "$MEM_GUARD_MIB" ] || is_uint "$MEM_GUARD_MIB" || bad "MEM_GUARD_MIB: expects MiB: $MEM_GUARD_MIB"
     [ -z "$SERVER_WORKER_CONNS" ] || is_pos "$SERVER_WORKER_CONNS" || bad "SERVER_WORKER_CONNS: expects a count: $SERVER_WORKER_CONNS"
     [ -z "$CLIENT_WORKER_CONNS" ] || is_pos "$CLIENT_WORKER_CONNS" || bad "CLIENT_WORKER_CONNS: expects a count: $CLIENT_WORKER_CONNS"
+    # decimal from here on: bash arithmetic reads 010 as octal 8 and fails on 08
+    local v
+    for v in QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL \
+             MIN_AVAILABLE_MIB SETTLE_MAX MEM_GUARD_MIB SERVER_WORKER_CONNS CLIENT_WORKER_CONNS; do
+        [[ ${!v} =~ ^[0-9]+$ ]] && printf -v "$v" '%d' "$((10#${!v}))"
+    done
 
     # Tiers: smallest first (the memory guard learns from the smaller ones), no duplicates.
     local pairs=() last="" items=()

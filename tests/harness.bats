@@ -458,6 +458,16 @@ PY
     check "OUT=$d already holds an earlier suite's meta.json" "choose another OUT" TIERS=2k OUT="$d"
 }
 
+@test "bench.sh: numbers with leading zeros are decimal (REPEAT=010 is 10 repeats; MIN_AVAILABLE_MIB=08 no arithmetic error)" {
+    need_root
+    run env -C "$C1M_ROOT" "${QUIET[@]}" TIERS=1k CONTENDERS=c HOLD=01 REPEAT=010 MIN_AVAILABLE_MIB=08 \
+        SETTLE_MAX=09 MEM_GUARD_MIB=1 OUT="$BATS_TEST_TMPDIR/zeros" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
+    assert_success
+    assert_output --partial "repeat 10; 10 runs"
+    refute_output --partial "value too great"
+    [ "$(grep -c ',skipped-memory,' "$BATS_TEST_TMPDIR/zeros/runs.csv")" = 10 ]
+}
+
 @test "bench.sh: an OUT another user owns or can write is refused (exit 2), nothing written through it" {
     need_root
     local t=$BATS_TEST_TMPDIR victim=$BATS_TEST_TMPDIR/victim d
