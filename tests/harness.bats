@@ -595,17 +595,24 @@ first registered, runs last"
     [ ! -e "$BATS_TEST_TMPDIR/evaluated" ] || fail "a cleanup command's argument was evaluated"
 }
 
-@test "the orphan sweep removes a killed remote controller's files, a live one's stay, a symlink is not followed" {
+@test "the orphan sweep removes a killed remote controller's files, a live one's stay, a symlink is not followed, another user's files stay" {
     need_root
     sleep 0 & dead=$!; wait "$dead"
     tag=c1m-remote-$dead-1796173048 live=c1m-remote-$$-1796173048
     : > "/dev/shm/$tag.stats"; : > "/tmp/$tag-server.log"; : > "/tmp/$tag-198.51.100.11.json"
     : > "/dev/shm/$live.stats"; : > "$BATS_TEST_TMPDIR/target"
     ln -s "$BATS_TEST_TMPDIR/target" "/tmp/$tag-link.log"
+    # another user's files of those names: not root's to delete
+    : > "/tmp/$tag-nobody.log"; : > "/dev/shm/c1m-run-$dead.stats"
+    chown 65534:65534 "/tmp/$tag-nobody.log" "/dev/shm/c1m-run-$dead.stats"
     run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/netns.sh"
         source "$1/harness/lib/orphans.sh"; C1M_STATE_ROOT=$2
         orphans_scan; printf "%s\n" "${ORPHAN_REPORT[@]}"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR/state"
     rm -f "/dev/shm/$live.stats" "/tmp/$tag-link.log"
+    left=0; [ -e "/tmp/$tag-nobody.log" ] && [ -e "/dev/shm/c1m-run-$dead.stats" ] && left=1
+    rm -f "/tmp/$tag-nobody.log" "/dev/shm/c1m-run-$dead.stats"
+    [ "$left" = 1 ] || fail "another user's file removed: $output"
+    refute_output --partial "nobody.log"
     assert_success
     assert_line "remote run file /dev/shm/$tag.stats removed"
     assert_line "remote run file /tmp/$tag-server.log removed"

@@ -178,13 +178,14 @@ orphans_scan() {
         [[ $f =~ ^/dev/shm/c1m-run-([0-9]+)\.stats$ ]] || continue
         pid=${BASH_REMATCH[1]}
         [ -d "$C1M_STATE_ROOT/run-$pid" ] || kill -0 "$pid" 2>/dev/null && continue
+        [ -O "$f" ] || continue                    # root's: not another user's file of that name
         rm -f "$f" && ORPHAN_REPORT+=("counters file $f removed")
     done
     # run_remote.py's files, named c1m-remote-PID-TIME*, of a controller that was
     # killed (SIGKILL leaves no chance to clean): its counters copy and client logs.
     for f in /dev/shm/c1m-remote-*.stats /tmp/c1m-remote-*; do
         [[ $f =~ ^(/dev/shm|/tmp)/c1m-remote-([0-9]+)-[0-9]+[-.][A-Za-z0-9.:-]+$ ]] || continue
-        [ -f "$f" ] && ! [ -L "$f" ] || continue
+        [ -f "$f" ] && ! [ -L "$f" ] && [ -O "$f" ] || continue
         kill -0 "${BASH_REMATCH[2]}" 2>/dev/null && continue
         rm -f "$f" && ORPHAN_REPORT+=("remote run file $f removed")
     done
