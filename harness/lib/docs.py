@@ -48,7 +48,7 @@ Markers (one line each; the text between them is what `render` writes):
 
 `check` also fails on a `results/...` path cited in README.md or docs/ that
 does not exist, on a reference to a file outside the repository (`shared/`)
-or to an issue number, and when results/README.md (the catalogue) differs
+or to an issue number (there and in results/*/NOTES.md), and when results/README.md (the catalogue) differs
 from what `render` would write.
 Exit: 0 in agreement, 1 differences (listed), 2 usage.
 """
@@ -462,6 +462,21 @@ def lint(text, root, name):
     return out
 
 
+def notes_lint(root):
+    """References outside the repository in the results directories' NOTES.md
+    (the per-experiment notes the catalogue and the docs lead to)."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(root, "results", "*", "NOTES.md"))
+                    + glob.glob(os.path.join(root, "results", "*", "*", "NOTES.md"))):
+        with open(p) as f:
+            for i, line in enumerate(f, 1):
+                m = FORBIDDEN_RE.search(line)
+                if m:
+                    out.append("%s:%d: refers to %r, which is not in the repository"
+                               % (os.path.relpath(p, root), i, m.group(0)))
+    return out
+
+
 # ---------------------------------------------------------------- catalogue
 def doc_texts(root):
     key = ("texts", root)
@@ -671,7 +686,7 @@ def check(root=ROOT):
                               "; run make docs" if p.endswith(CATALOGUE) else ""))
         if not p.endswith(CATALOGUE):
             out += lint(old, root, name)
-    return out
+    return out + notes_lint(root)
 
 
 def render(root=ROOT):

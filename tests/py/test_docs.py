@@ -122,6 +122,14 @@ class DocsTest(unittest.TestCase):
         self.write(self.read() + "as shared/seeds/002 says (issue 12)\n")
         self.assertEqual(len(docs.check(self.root)), 1)
 
+    def test_references_outside_the_repository_in_a_notes_md_fail(self):
+        with open(os.path.join(self.run_dir, "NOTES.md"), "w") as f:
+            f.write("# demo\n\nThe planner's check (issue 10 \u00a73),\nas shared/MACHINE.md says.\n")
+        docs.render(self.root)                              # the catalogue reads NOTES.md's heading
+        self.assertEqual(docs.check(self.root),
+                         ["results/demo/NOTES.md:3: refers to 'issue 10', which is not in the repository",
+                          "results/demo/NOTES.md:4: refers to 'shared/MACHINE', which is not in the repository"])
+
     def test_a_bad_marker_is_an_error(self):
         self.write(self.read() + "<!--fig demo t_accept_s median contender=nope tier=1m-->1<!--/fig-->\n")
         problems = docs.check(self.root)
