@@ -239,23 +239,17 @@ def cmd_meta(run_dir, pairs):
             meta["mem_usable_at_start_kib"] = cli_rules.mem_usable_kib()
         except OSError:
             meta["mem_usable_at_start_kib"] = None
-    # this instance's calibration (bench.sh calibrate: c1m-calib after the quiet gate)
-    cal = os.path.join(run_dir, "calibration.json")
-    if os.path.exists(cal):
-        try:
-            with open(cal) as f:
-                meta["calibration"] = json.load(f)
-        except (OSError, ValueError):
-            meta["calibration"] = None
-    # a run over SSH (HOSTS): every host's facts, kernel settings and how they
-    # differ from the profile (lib/remote.py prepare)
-    hm = os.path.join(run_dir, "hosts-meta.json")
-    if os.path.exists(hm):
-        try:
-            with open(hm) as f:
-                meta["remote_hosts"] = json.load(f)
-        except (OSError, ValueError):
-            meta["remote_hosts"] = None
+    # this instance's calibration (bench.sh calibrate: c1m-calib after the quiet
+    # gate); a run over SSH (HOSTS): every host's facts, kernel settings and how
+    # they differ from the profile (lib/remote.py prepare)
+    for key, name in (("calibration", "calibration.json"), ("remote_hosts", "hosts-meta.json")):
+        src = os.path.join(run_dir, name)
+        if os.path.exists(src):
+            try:
+                with open(src) as f:
+                    meta[key] = json.load(f)
+            except (OSError, ValueError):
+                meta[key] = None
     profs = sysctl_profiles(run_dir)
     differ = None
     if profs:
