@@ -122,12 +122,15 @@ class AsyncioBackend(_LoopCalls):
         asyncio.set_event_loop(self.loop)
         self.server = None
         self.protocol = self._setup_push(cfg)
+        # sndbuf/rcvbuf 0: the listener carries them (_create) and every accepted
+        # socket inherits them; set again per accept, they cost two setsockopt()
+        # on the accept path for nothing
         if cfg.api == "streams":
-            self.handler = streams.make_handler(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf,
+            self.handler = streams.make_handler(counters, cfg.max_pending, 0, 0,
                                                 self.push, getattr(cfg, "push", 0),
                                                 getattr(cfg, "push_flow", "honour"))
         else:
-            self.protocol.configure(counters, cfg.max_pending, cfg.sndbuf, cfg.rcvbuf, self.loop)
+            self.protocol.configure(counters, cfg.max_pending, 0, 0, self.loop)
 
     async def _create(self):
         cfg = self.cfg
