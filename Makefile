@@ -167,7 +167,7 @@ bench-root:
 bench-deps:
 	@harness/install-deps.sh bench
 # C against Python in about two minutes, one picture (harness/demo; harness/README.md "make demo"):
-# [DEMO_TIER=10k] [DEMO_ANATOMY=asyncio-streams] [OUT=results/demo-<UTC time>]
+# [DEMO_TIER=10k] [DEMO_CONTENDERS=floor,c,...] [DEMO_ANATOMY=asyncio-streams] [OUT=results/demo-<UTC time>]
 .PHONY: demo
 demo: bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo$(keep_status)

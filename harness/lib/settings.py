@@ -122,6 +122,7 @@ SETTINGS = [
     ("STORM_TIMEOUT", "300", "SCENARIO=storm: seconds the reconnection may take", ("bench",), None),
     # demo (harness/demo)
     ("DEMO_TIER", "10k", "connections per contender (at most 100k)", ("demo",), None),
+    ("DEMO_CONTENDERS", "floor,c,pyext,uvloop,asyncio-protocol,asyncio-streams", "the contenders the demo runs and draws, some of these in this order", ("demo",), None),
     ("DEMO_ANATOMY", "asyncio-streams", "the Python contender opened up by object type", ("demo",), None),
     # plot, compare, capacity
     ("RUN", "", "a results directory (results/X)", ("plot", "capacity"), None),
