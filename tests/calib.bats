@@ -2,9 +2,11 @@
 # c1m-calib, the calibration bench.sh runs once per suite (meta.json
 # `calibration`): usage, one small run's JSON, the fd limit, nothing left
 # behind. Runs in a fresh network namespace (skips without root).
+# Not serial (the parallel group): its one run at 1,000 connections judges no
+# figure (only that each round's median lies within its min-max, above 0),
+# no time, latency or machine-wide memory, and no test runs the harness.
 
 bats_require_minimum_version 1.5.0
-# bats file_tags=serial
 load helpers
 load_bats_libs
 
