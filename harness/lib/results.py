@@ -636,7 +636,10 @@ def cmd_plotdata(run_dir, data_dir):
                             ser, t, " NaN" * 9, c.label, " NaN" * 6, ser, status_counts(c.runs)))
                     continue
                 drawn.append(c)
-                has_ratio = has_ratio or line.split()[11] != "NaN"
+                # a ratio plot needs a contender beside the floor: the floor to itself is
+                # 1 by definition, and gnuplot 5.4 segfaults drawing that lone bar (a
+                # bench of CONTENDERS=floor exited 1 on it)
+                has_ratio = has_ratio or (name != "floor" and line.split()[11] != "NaN")
                 (dist_lines if c.all_disturbed else ok_lines).append(line)
                 single.append('%s%s %s %s ""' % (ser, DAGGER if c.all_disturbed else "", line, ser))
             if ok_lines:

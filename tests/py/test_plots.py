@@ -122,6 +122,15 @@ class TestPlotData(TmpDir):
         self.assertEqual(rows[2][2:5], ["NaN"] * 3)
         self.assertEqual(" ".join(rows[2][19:]), '"no ok run (3 ramp-stalled)"')
 
+    def test_the_floor_alone_has_no_ratio_plot(self):
+        # CONTENDERS=floor: its ratio to itself says nothing, and gnuplot 5.4
+        # segfaulted drawing that lone bar (bench.sh exited 1 on it)
+        d = self.subdir("run")
+        self.add(d, "floor", 1000, 1, t_accept_s=0.04, server_cpu_connect_s=0.01, accepted=1000)
+        _, have, v = self.plotdata(d)
+        self.assertNotIn("ratio", have)
+        self.assertIn("tiers", have)
+
     def test_every_run_of_the_ramp_and_its_statuses_in_the_key(self):
         d = self.subdir("run")
         for rep, (t, st) in enumerate(((3.0, "ok"), (2.0, "ok"), (4.5, "disturbed"), (4.0, "ok")), 1):
