@@ -45,6 +45,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "lib"))
 import c1m_root  # noqa: E402,F401  (py_server.cli_rules)
 import clientmerge  # noqa: E402
+import contenders  # noqa: E402
 import hosts as hostsfile  # noqa: E402
 import remote  # noqa: E402
 from py_server import cli_rules  # noqa: E402
@@ -115,6 +116,8 @@ def parse_args(argv):
               "--baseline-slab-kib", "--baseline-tcp-objs"):
         p.add_argument(k)
     a = p.parse_args(argv)
+    if a.contender not in contenders.LADDER:
+        p.error("--contender: unknown contender %r (known: %s)" % (a.contender, " ".join(contenders.LADDER)))
     from py_server.cli import parse_long, parse_ports
     try:
         a.n = parse_long(a.conns, 1, 100000000, True)
@@ -128,16 +131,6 @@ def parse_args(argv):
         p.error("remote runs take SCENARIO=idle and PROFILE=tuned only (the hosts' own kernel "
                 "settings: APPLY_SYSCTL=1)")
     return a
-
-
-def contender_cmd(name, bindir, python, args):
-    """The registry's command (lib/contenders.sh), for the staged build."""
-    script = 'source "$1/harness/lib/contenders.sh"; BUILD=$2 PYTHON=$3; shift 3; contender_cmd "$@"'
-    p = subprocess.run(["bash", "-c", script, "-", ROOT, bindir, python, name] + args,
-                       capture_output=True, text=True)
-    if p.returncode != 0 or not p.stdout.strip():
-        raise SystemExit("run_remote.py: --contender: unknown contender %r" % name)
-    return p.stdout.split()
 
 
 class Run:
@@ -203,7 +196,7 @@ class Run:
         if a.server_worker_conns:
             common += ["--worker-conns", str(a.server_worker_conns)]
         python = os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON") or "/usr/bin/python3"
-        cmd = contender_cmd(a.contender, sd + "/bin", python, common)
+        cmd = contenders.command(a.contender, common, sd + "/bin", python)   # the staged build
         R["server_cmd"] = " ".join(cmd)
         # the server host's settings in force for this run (read now: after
         # APPLY_SYSCTL), as a local run's sysctl.txt: key=value lines

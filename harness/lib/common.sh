@@ -7,7 +7,7 @@ C1M_ROOT=${C1M_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$C1M_ROOT/build}
 PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}
 
-# The contenders and how each is started: lib/contenders.sh.
+# The contenders and how each is started: lib/contenders.sh (over lib/contenders.py).
 source "$C1M_ROOT/harness/lib/contenders.sh"
 
 log() { printf '%s\n' "$*" >&2; }

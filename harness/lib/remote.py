@@ -43,13 +43,14 @@ import sys
 import tarfile
 import tempfile
 
+import contenders
 import runstore
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 PROFILES_SH = os.path.join(ROOT, "harness", "lib", "profiles.sh")
 # what a host needs per contender (besides the C programs every run uses)
-PY_CONTENDERS = {"pyext", "asyncio-protocol", "asyncio-streams", "uvloop", "gevent", "threads"}
+PY_CONTENDERS = {c for c in contenders.LADDER if contenders.is_python(c)}
 PY_MODULES = {"uvloop": "uvloop", "gevent": "gevent"}
 BINARIES = ("c1m-server", "c1m-client", "c1m-stat", "c1m-floor", "c1m-libuv", "c1m-uring")
 

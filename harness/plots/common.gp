@@ -17,7 +17,7 @@ set key top left box opaque Left reverse width 1
 set border lw 1
 # One colour and point type per contender, the same in every plot: the one
 # table (name, colour, point type), in the ladder order of
-# harness/lib/contenders.sh (tests/py/test_plots.py checks that every
+# harness/lib/contenders.py (tests/py/test_plots.py checks that every
 # contender has its own entry). Any other name is black, point type 1.
 ctab = 'floor #7f7f7f 4 '.\
        'c #1f77b4 7 '.\

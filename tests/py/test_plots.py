@@ -1,5 +1,5 @@
 """tests/py/test_plots.py - the plots: the contender colour table of
-harness/plots/common.gp against the registry (harness/lib/contenders.sh), and
+harness/plots/common.gp against the registry (harness/lib/contenders.py), and
 the data results.py plotdata writes for them (what the bars are called, CPU
 per connection, the ratio to the floor, every run's ramp, the bytes'
 intervals). Stdlib only; no gnuplot, no sockets.
@@ -12,15 +12,14 @@ import sys
 import unittest
 
 from tests.py.test_results import TmpDir, run_main
+import contenders  # noqa: E402  (harness/lib: on sys.path by tests.py.test_results)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def registry():
-    """C1M_CONTENDERS of harness/lib/contenders.sh, in its order."""
-    with open(os.path.join(ROOT, "harness", "lib", "contenders.sh")) as f:
-        m = re.search(r"^C1M_CONTENDERS=\(([^)]*)\)", f.read(), re.M)
-    return m.group(1).split()
+    """The contenders of harness/lib/contenders.py, in its (ladder) order."""
+    return list(contenders.LADDER)
 
 
 def colour_table():

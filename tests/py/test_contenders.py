@@ -1,0 +1,136 @@
+"""tests/py/test_contenders.py - the contender registry (harness/lib/contenders.py)
+against what its former home printed: every contender's command for a fixed
+set of flags, the capability table, the ladder and the default set, as
+harness/lib/contenders.sh at 107c195 printed them (contenders_107c195.json,
+captured by running that script once: contender_cmd NAME ARGS with
+BUILD=/opt/c1m/build PYTHON=/usr/bin/python3, contender_supports over every
+capability and a bogus one, C1M_CONTENDERS, C1M_DEFAULT_CONTENDERS). The
+command is recorded in runs as server_cmd: it must not change. Then the
+command line bash uses, and the bash wrappers (contenders.sh) agreeing with
+the module. No sockets, no timing.
+
+    python3 -m unittest tests.py.test_contenders
+"""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+
+import contenders  # noqa: E402
+
+CLI = os.path.join(ROOT, "harness", "lib", "contenders.py")
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "contenders_107c195.json")) as f:
+    OLD = json.load(f)
+
+
+def cli(*args):
+    return subprocess.run([sys.executable, CLI] + list(args), capture_output=True)
+
+
+class TestAgainstOldRegistry(unittest.TestCase):
+    def test_every_command_as_before(self):
+        self.assertEqual(list(OLD["cmd"]), list(contenders.LADDER))
+        for name, line in OLD["cmd"].items():
+            argv = contenders.command(name, OLD["args"], OLD["build"], OLD["python"])
+            self.assertEqual(" ".join(argv), line, name)
+            self.assertEqual(argv, line.split(), name)   # the same words
+
+    def test_ladder_and_default_as_before(self):
+        self.assertEqual(list(contenders.LADDER), OLD["ladder"])
+        self.assertEqual(list(contenders.DEFAULT), OLD["default"])
+
+    def test_capability_table_as_before(self):
+        for name, caps in OLD["supports"].items():
+            for cap in OLD["capabilities"]:
+                if cap in contenders.CAPABILITIES:
+                    self.assertEqual(contenders.supports(name, cap), cap in caps, (name, cap))
+                else:   # the old table said no; now it says it does not know the word
+                    self.assertNotIn(cap, caps)
+                    self.assertRaises(ValueError, contenders.supports, name, cap)
+
+    def test_python_contenders_are_py_server(self):
+        for name in contenders.LADDER:
+            argv = contenders.command(name, [], "/b", "/p")
+            self.assertEqual(contenders.is_python(name), argv[:3] == ["/p", "-m", "py_server"], name)
+
+
+class TestRefusals(unittest.TestCase):
+    def test_unknown_name_refused(self):
+        self.assertRaises(KeyError, contenders.command, "bogus", [], "/b", "/p")
+        self.assertRaises(KeyError, contenders.supports, "bogus", "push")
+        for args in (["cmd", "--build", "/b", "--python", "/p", "bogus", "--port", "1"],
+                     ["supports", "bogus", "push"]):
+            p = cli(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.stdout, b"")
+            self.assertIn(b"unknown contender 'bogus'", p.stderr)
+
+    def test_bad_command_lines_exit_2(self):
+        for args in ([], ["cmd", "--build", "/b", "c"], ["cmd", "--build", "/b", "--python", "/p"],
+                     ["supports", "c", "bogus"], ["list", "extra"]):
+            p = cli(*args)
+            self.assertEqual(p.returncode, 2, args)
+            self.assertEqual(p.stdout, b"", args)
+            self.assertIn(b"contenders.py: ", p.stderr, args)
+
+
+class TestCommandLine(unittest.TestCase):
+    def test_cmd_words_nul_ended_kept_whole(self):
+        args = ["--stats", "/tmp/a b\nc", "--quiet", "--port", ""]
+        for name in ("c", "threads"):     # a C program, py_server
+            p = cli("cmd", "--build", "/b d", "--python", "/p", name, *args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertTrue(p.stdout.endswith(b"\0"))
+            self.assertEqual(p.stdout.decode().split("\0")[:-1],
+                             contenders.command(name, args, "/b d", "/p"), name)
+
+    def test_supports_exit_status(self):
+        for name, cap in (("c", "push"), ("c", "py-gc"), ("floor", "reads"), ("threads", "reads")):
+            self.assertEqual(cli("supports", name, cap).returncode,
+                             0 if contenders.supports(name, cap) else 1, (name, cap))
+
+    def test_list_and_default(self):
+        self.assertEqual(cli("list").stdout.decode().split("\n"), list(contenders.LADDER) + [""])
+        self.assertEqual(cli("default").stdout.decode().split("\n"), list(contenders.DEFAULT) + [""])
+
+
+class TestBashWrappers(unittest.TestCase):
+    """harness/lib/contenders.sh, sourced alone, says what the module says:
+    every command, and the capability table over a contender of each set."""
+
+    def test_wrappers_agree_with_the_module(self):
+        script = r'''
+            source "$1/harness/lib/contenders.sh"; BUILD=$2 PYTHON=$3; shift 3
+            echo "ladder ${C1M_CONTENDERS[*]}"
+            echo "default ${C1M_DEFAULT_CONTENDERS[*]}"
+            for c in "${C1M_CONTENDERS[@]}"; do
+                echo "cmd $c $(contender_cmd "$c" "$@")"
+            done
+            for c in floor c io_uring asyncio-streams gevent; do
+                for f in push push-flow broadcast reads py-gc; do
+                    contender_supports "$c" "$f" && echo "supports $c $f"
+                done
+            done
+            contender_cmd bogus "$@" || echo "unknown $?"
+            contender_known bogus || echo "known bogus no"
+            contender_supports c bogus 2>/dev/null || echo "capability bogus $?"
+        '''
+        build, python = "/opt/build", sys.executable
+        p = subprocess.run(["bash", "-c", script, "-", ROOT, build, python] + OLD["args"],
+                           capture_output=True, text=True, env=dict(os.environ, PYTHON=""))
+        self.assertEqual(p.stderr, "")
+        want = ["ladder " + " ".join(contenders.LADDER), "default " + " ".join(contenders.DEFAULT)]
+        for c in contenders.LADDER:
+            want.append("cmd %s %s" % (c, " ".join(contenders.command(c, OLD["args"], build, python))))
+        for c in ("floor", "c", "io_uring", "asyncio-streams", "gevent"):
+            want += ["supports %s %s" % (c, f) for f in contenders.CAPABILITIES if contenders.supports(c, f)]
+        want += ["unknown 1", "known bogus no", "capability bogus 2"]
+        self.assertEqual(p.stdout.split("\n"), want + [""])
+
+
+if __name__ == "__main__":
+    unittest.main()
