@@ -147,13 +147,10 @@ on_exit state_remove
 mkdir -p "$out" || die "cannot create $out"
 
 server_cmd() {
-    local common=(--host 0.0.0.0 --port "$port" --max-conns "$conns" --stats "$stats" --quiet)
-    [ -n "$swc" ] && common+=(--worker-conns "$swc")
-    # shellcheck disable=SC2207  # the scenario's flags are words
-    common+=($(scenario_server_args))
-    [ "$py_gc" = freeze ] || common+=(--gc "$py_gc")
     [ -n "$server_cpus" ] && printf 'taskset -c %s ' "$server_cpus"
-    contender_cmd "$contender" "${common[@]}"
+    # shellcheck disable=SC2046  # the scenario's flags are words
+    contender_server_cmd --port "$port" --conns "$conns" --stats "$stats" --worker-conns "$swc" \
+        --gc "$py_gc" "$contender" $(scenario_server_args)
 }
 
 declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0

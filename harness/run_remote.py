@@ -191,12 +191,9 @@ class Run:
         sd = self.dir[self.srv["name"]]
         # every address of the server host's family (an IPv6 addr= listens on ::)
         listen = "::" if ":" in self.srv["addr"] else "0.0.0.0"
-        common = ["--host", listen, "--port", a.ports, "--max-conns", str(a.n),
-                  "--stats", self.stats, "--quiet"]
-        if a.server_worker_conns:
-            common += ["--worker-conns", str(a.server_worker_conns)]
         python = os.environ.get("REMOTE_PYTHON") or os.environ.get("PYTHON") or "/usr/bin/python3"
-        cmd = contenders.command(a.contender, common, sd + "/bin", python)   # the staged build
+        cmd = contenders.server_cmd(a.contender, sd + "/bin", python, a.ports, a.n, self.stats,   # the staged build
+                                    host=listen, worker_conns=a.server_worker_conns)
         R["server_cmd"] = " ".join(cmd)
         # the server host's settings in force for this run (read now: after
         # APPLY_SYSCTL), as a local run's sysctl.txt: key=value lines

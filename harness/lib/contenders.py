@@ -13,6 +13,9 @@ gevent or uvloop not importable) and its runs are recorded `unavailable`.
 
     contenders.py cmd --build DIR --python EXE NAME [ARG...]
                                  the command's words, each ended by a NUL
+    contenders.py server-cmd --build DIR --python EXE --port P --conns N
+        --stats FILE [--host H] [--worker-conns N] [--gc G] NAME [EXTRA...]
+                                 a run's server command (server_cmd), the same
     contenders.py supports NAME CAPABILITY   exit 0 if it does, 1 if not
     contenders.py list | default             names in ladder order, one a line
 
@@ -85,6 +88,21 @@ def command(name, args, build, python):
     return python.split() + ["-m", "py_server"] + list(program) + list(args)
 
 
+def server_cmd(name, build, python, port, conns, stats, host="0.0.0.0", worker_conns=None,
+               extra=(), gc="freeze"):
+    """The argv a run starts contender NAME with (run_one.sh, run_remote.py,
+    anatomy-cpu; recorded as server_cmd): the flags every contender takes,
+    --worker-conns when set, a scenario's EXTRA flags, --gc when GC is not
+    the default freeze and NAME is a Python contender (capability py-gc)."""
+    args = ["--host", host, "--port", str(port), "--max-conns", str(conns), "--stats", stats, "--quiet"]
+    if worker_conns:
+        args += ["--worker-conns", str(worker_conns)]
+    args += list(extra)
+    if gc != "freeze" and supports(name, "py-gc"):
+        args += ["--gc", gc]
+    return command(name, args, build, python)
+
+
 def is_python(name):
     """True when contender NAME is a py_server loop (runs under PYTHON)."""
     return not isinstance(_ROWS[name][1], str)
@@ -115,17 +133,32 @@ def _known(name):
     return name
 
 
+def _options(rest, opts):
+    """Leading --opt VALUE pairs of REST into OPTS (a dict of defaults, None
+    for a required one): (opts, the rest)."""
+    while len(rest) >= 2 and rest[0] in opts:
+        opts[rest[0]], rest = rest[1], rest[2:]
+    return opts, rest
+
+
 def main(argv):
     if not argv:
         _usage("expects a command: cmd, supports, list or default")
     what, rest = argv[0], argv[1:]
     if what == "cmd":
-        opts = {"--build": None, "--python": None}
-        while len(rest) >= 2 and rest[0] in opts:
-            opts[rest[0]], rest = rest[1], rest[2:]
+        opts, rest = _options(rest, {"--build": None, "--python": None})
         if None in opts.values() or not rest:
             _usage("cmd: expects --build DIR --python EXE NAME [ARG...]")
         words = command(_known(rest[0]), rest[1:], opts["--build"], opts["--python"])
+        sys.stdout.write("".join(w + "\0" for w in words))
+        return 0
+    if what == "server-cmd":
+        o, rest = _options(rest, {"--build": None, "--python": None, "--port": None, "--conns": None,
+                                  "--stats": None, "--host": "0.0.0.0", "--worker-conns": "", "--gc": "freeze"})
+        if None in o.values() or not rest:
+            _usage("server-cmd: expects --build --python --port --conns --stats and a NAME")
+        words = server_cmd(_known(rest[0]), o["--build"], o["--python"], o["--port"], o["--conns"],
+                           o["--stats"], o["--host"], o["--worker-conns"], rest[1:], o["--gc"])
         sys.stdout.write("".join(w + "\0" for w in words))
         return 0
     if what == "supports":

@@ -29,6 +29,18 @@ contender_cmd() {
     echo "${words[*]}"
 }
 
+# contender_server_cmd [--port P --conns N --stats FILE --worker-conns N --gc G]
+# NAME [EXTRA...]: the command line (words, one line) a run starts contender
+# NAME with, its C programs in $BUILD, Python as $PYTHON: the common flags,
+# a scenario's EXTRA flags and --gc for a Python contender (contenders.py
+# server_cmd); exit status 2 for an unknown name.
+contender_server_cmd() {
+    local words
+    mapfile -d '' words < <(_contenders server-cmd --build "$BUILD" --python "$PYTHON" "$@")
+    [ ${#words[@]} -gt 0 ] || return 2
+    echo "${words[*]}"
+}
+
 # contender_supports NAME CAPABILITY: 0 when contender NAME implements
 # CAPABILITY, a feature a scenario may need (scenario_needs, lib/scenarios/;
 # the capabilities: contenders.py CAPABILITIES).

@@ -4,8 +4,10 @@ set of flags, the capability table, the ladder and the default set, as
 harness/lib/contenders.sh at 107c195 printed them (contenders_107c195.json,
 captured by running that script once: contender_cmd NAME ARGS with
 BUILD=/opt/c1m/build PYTHON=/usr/bin/python3, contender_supports over every
-capability and a bogus one, C1M_CONTENDERS, C1M_DEFAULT_CONTENDERS). The
-command is recorded in runs as server_cmd: it must not change. Then the
+capability and a bogus one, C1M_CONTENDERS, C1M_DEFAULT_CONTENDERS), and a
+run's whole server command as run_one.sh's server_cmd() built it then
+(server_cmd_cases: the common flags, --worker-conns, a scenario's flags,
+--gc). The command is recorded in runs as server_cmd: it must not change. Then the
 command line bash uses, and the bash wrappers (contenders.sh) agreeing with
 the module. No sockets, no timing.
 
@@ -39,6 +41,19 @@ class TestAgainstOldRegistry(unittest.TestCase):
             self.assertEqual(" ".join(argv), line, name)
             self.assertEqual(argv, line.split(), name)   # the same words
 
+    def test_server_cmd_as_run_one_built_it(self):
+        for k in OLD["server_cmd_cases"]:
+            argv = contenders.server_cmd(k["contender"], OLD["build"], OLD["python"], k["port"], k["conns"],
+                                         k["stats"], worker_conns=k["worker_conns"], extra=k["extra"].split(),
+                                         gc=k["gc"])
+            self.assertEqual(" ".join(argv), k["server_cmd"], k)
+
+    def test_server_cmd_gc_only_for_python(self):
+        for name in contenders.LADDER:
+            argv = contenders.server_cmd(name, "/b", "/p", 9000, 10, "/s", gc="off")
+            self.assertEqual(argv[-2:] == ["--gc", "off"], contenders.supports(name, "py-gc"), name)
+            self.assertNotIn("--gc", contenders.server_cmd(name, "/b", "/p", 9000, 10, "/s"))
+
     def test_ladder_and_default_as_before(self):
         self.assertEqual(list(contenders.LADDER), OLD["ladder"])
         self.assertEqual(list(contenders.DEFAULT), OLD["default"])
@@ -71,6 +86,7 @@ class TestRefusals(unittest.TestCase):
 
     def test_bad_command_lines_exit_2(self):
         for args in ([], ["cmd", "--build", "/b", "c"], ["cmd", "--build", "/b", "--python", "/p"],
+                     ["server-cmd", "--build", "/b", "--python", "/p", "--port", "1", "--stats", "/s", "c"],
                      ["supports", "c", "bogus"], ["list", "extra"]):
             p = cli(*args)
             self.assertEqual(p.returncode, 2, args)
@@ -87,6 +103,14 @@ class TestCommandLine(unittest.TestCase):
             self.assertTrue(p.stdout.endswith(b"\0"))
             self.assertEqual(p.stdout.decode().split("\0")[:-1],
                              contenders.command(name, args, "/b d", "/p"), name)
+
+    def test_server_cmd_words(self):
+        k = OLD["server_cmd_cases"][1]
+        p = cli("server-cmd", "--build", OLD["build"], "--python", OLD["python"], "--port", k["port"],
+                "--conns", k["conns"], "--stats", k["stats"], "--worker-conns", k["worker_conns"],
+                "--gc", k["gc"], k["contender"], *k["extra"].split())
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.decode().split("\0"), k["server_cmd"].split() + [""])
 
     def test_supports_exit_status(self):
         for name, cap in (("c", "push"), ("c", "py-gc"), ("floor", "reads"), ("threads", "reads")):
@@ -115,7 +139,10 @@ class TestBashWrappers(unittest.TestCase):
                     contender_supports "$c" "$f" && echo "supports $c $f"
                 done
             done
+            contender_server_cmd --port 9000-9003 --conns 2000 --stats /s --worker-conns "" --gc off \
+                pyext --push 64 || echo "no server command"
             contender_cmd bogus "$@" || echo "unknown $?"
+            contender_server_cmd --port 1 --conns 1 --stats /s bogus 2>/dev/null || echo "unknown $?"
             contender_known bogus || echo "known bogus no"
             contender_supports c bogus 2>/dev/null || echo "capability bogus $?"
         '''
@@ -128,7 +155,9 @@ class TestBashWrappers(unittest.TestCase):
             want.append("cmd %s %s" % (c, " ".join(contenders.command(c, OLD["args"], build, python))))
         for c in ("floor", "c", "io_uring", "asyncio-streams", "gevent"):
             want += ["supports %s %s" % (c, f) for f in contenders.CAPABILITIES if contenders.supports(c, f)]
-        want += ["unknown 1", "known bogus no", "capability bogus 2"]
+        want.append(" ".join(contenders.server_cmd("pyext", build, python, "9000-9003", 2000, "/s",
+                                                   extra=["--push", "64"], gc="off")))
+        want += ["unknown 1", "unknown 2", "known bogus no", "capability bogus 2"]
         self.assertEqual(p.stdout.split("\n"), want + [""])
 
 
