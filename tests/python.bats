@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The Python unittest suites that need a namespace, in tests/py_netns (protocol
-# parity on every available loop, the c1m extension's API, py_server's command
-# line) and the extension smoke test, against the extension in $C1M_BUILD/pyext.
+# and push parity: make test on c, asyncio and c1m, make test-long on every
+# available loop; the c1m extension's API, py_server's command line) and the
+# extension smoke test, against the extension in $C1M_BUILD/pyext.
 # The pure suites (tests/py) run under unittest itself in make check.
 # Under SANITIZE=1 that extension is an ASan/UBSan build: everything runs with
 # libasan preloaded into the (uninstrumented) interpreter, without
