@@ -293,7 +293,9 @@ kill9_worker() {
 
 @test "SCENARIO=push with a contender without --push: recorded unsupported, never started; the table agrees with the flags" {
     out=$BATS_TEST_TMPDIR/push-results
-    run env SCENARIO=push PUSH_BYTES=256 PUSH_EVERY=1 PUSH_WAIT=60 TIERS=2k CONTENDERS=c,gevent \
+    # smallest: gevent alone (was c,gevent: c's push run, ok, is push_stall.bats's
+    # "SCENARIO=push end to end"); bench.sh still calibrates, records and reports
+    run env SCENARIO=push PUSH_BYTES=256 PUSH_EVERY=1 PUSH_WAIT=60 TIERS=2k CONTENDERS=gevent \
         HOLD=2 HEARTBEAT=1 SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" \
         BUILD="$C1M_BUILD" PYTHON="$PYTHON" DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 \
         QUIET_MAX=0 SETTLE_MAX=5 "$C1M_ROOT/harness/bench.sh"
@@ -303,12 +305,11 @@ kill9_worker() {
     run "$PYTHON" - "$out/runs.jsonl" <<'PY'
 import json, sys
 rows = {r["contender"]: r for r in map(json.loads, open(sys.argv[1]))}
-assert sorted(rows) == ["c", "gevent"], rows
+assert sorted(rows) == ["gevent"], rows
 g = rows["gevent"]
 assert g["status"] == "unsupported", g
 assert "push" in g["note"], g
 assert not g.get("run_dir"), g          # never started: no run directory
-assert rows["c"]["status"] in ("ok", "disturbed", "suspect"), rows["c"]
 print("ok")
 PY
     assert_output "ok"

@@ -91,8 +91,10 @@ stop_server_now() {
 }
 
 @test "2000 connections, paced: sequences from 1 without gaps, sends spread over the interval, pushed == received" {
-    start_server "$STATS" "$SERVER" --port "$PORT" --workers 2 --push 100 --push-every 1
-    start_reader --connections 2000 --bytes 100 --min-each 3 --until-eof --interval 1 --timeout 60
+    # smallest: a 0.5 s interval (was 1 s): 10 bins of 50 ms, 5 of the server's
+    # 10 ms ticks each; 3 intervals, so each connection has its first and a whole one
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 2 --push 100 --push-every 0.5
+    start_reader --connections 2000 --bytes 100 --min-each 3 --until-eof --interval 0.5 --timeout 60
     wait_for 60 status_has ready
     [ "$("$STAT" --get slow "$STATS")" = 0 ]
     stop_server_now
@@ -112,7 +114,7 @@ stop_server_now() {
     # every message the server handed to the kernel arrived, and no other
     [ "$("$STAT" --get pushed "$STATS")" = "$(j received)" ]
     [ "$("$STAT" --get slow "$STATS")" = 0 ]
-    # paced: the sends fall all over the interval (10 phase bins of 100 ms;
+    # paced: the sends fall all over the interval (10 phase bins of 50 ms;
     # a burst would fill one or two)
     [ "$(j bins_used)" -ge 7 ]
 }
@@ -151,8 +153,10 @@ stop_server_now() {
 }
 
 @test "--push-burst: each interval's messages go to all connections at once" {
-    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1 --push 64 --push-every 1 --push-burst
-    start_reader --connections 500 --bytes 64 --min-each 3 --interval 1 --timeout 60
+    # smallest: a 0.5 s interval (was 1 s): a burst to 500 connections takes a few
+    # ms, within one or two of the 50 ms bins
+    start_server "$STATS" "$SERVER" --port "$PORT" --workers 1 --push 64 --push-every 0.5 --push-burst
+    start_reader --connections 500 --bytes 64 --min-each 3 --interval 0.5 --timeout 60
     wait_reader
     [ "$(j gaps)" = 0 ]
     [ "$(j bad)" = 0 ]

@@ -7,8 +7,11 @@
 # p99 delivery latency within 2x of the run without stalls, 5k connections),
 # the push/stall scenarios' knob checks, SCENARIO=push|stall end to end
 # (bench.sh at 2k for c and asyncio-protocol: the columns, report, plots), and
-# the stall phase's end rules (steady, the memory guard).
+# the stall phase's end rules (steady, the memory guard). make test-long adds
+# asyncio-protocol's fairness, PUSH_EVERY=0 and STALL_PUSH_FLOW=ignore end to end.
 # Runs in a fresh network namespace (those tests skip without root).
+# Serial: the fairness test judges latency, and the end-to-end cases run the
+# harness (machine-wide CPU, Slab and TCP memory figures).
 
 # bats file_tags=serial
 load helpers
@@ -246,14 +249,14 @@ real_push_counts() {
 }
 
 # fair_p99 STALL CMD...: one run of 5000 connections against the server CMD
-# pushing 1 KiB every 0.5 s (its default --sndbuf 4096 and --max-pending
-# 4096): the client's push latency p99 in microseconds (of the connections
-# that read), and how many it stalled.
+# pushing 1 KiB every $every s (its default --sndbuf 4096 and --max-pending
+# 4096) over a $hold s hold (fairness's): the client's push latency p99 in
+# microseconds (of the connections that read), and how many it stalled.
 fair_p99() {
     local stall=$1; shift
     rm -f "$STATS" "$JSON"
-    start_server "$STATS" "$@" --port 9320 --max-conns 5000 --worker-conns 2500 --push 1024 --push-every 0.5
-    start_client --connections 5000 --workers 5 --port 9320 --hold 10 --stall "$stall" --quiet
+    start_server "$STATS" "$@" --port 9320 --max-conns 5000 --worker-conns 2500 --push 1024 --push-every "$every"
+    start_client --connections 5000 --workers 5 --port 9320 --hold "$hold" --stall "$stall" --quiet
     local rc=0
     wait "$CLIENT_PID" || rc=$?
     CLIENT_PID=
@@ -264,7 +267,7 @@ fair_p99() {
     read -r P99 STALLED RECEIVED < <(json "$JSON" 'j["push_latency_us"]["p99"], j["stalled"], j["push_received"]')
 }
 
-# fairness NAME CMD...: the issue's test (NAME: for the line it prints). A
+# fairness NAME HOLD EVERY CMD...: the issue's test (NAME: for the line it prints). A
 # small receive buffer in the namespace (tcp_rmem 4096 for the client's
 # sockets) fills a stalled connection's queues within seconds at this rate, so
 # the server meets full queues (and cuts them as slow) during the run. Two
@@ -273,8 +276,11 @@ fair_p99() {
 # was seen anywhere from 56 to 352 ms here under other suites' load), so the
 # better stalled run must stay within 2x the worse no-stall run, plus 10 ms.
 # A server that lets stalled peers hold up the others fails both rounds.
+# The second round runs only when the first did not pass: another round can
+# only raise the worse no-stall p99 and lower the better stalled one, so a
+# verdict that holds after one round holds after two.
 fairness() {
-    local name=$1; shift
+    local name=$1 hold=$2 every=$3; shift 3
     local base=0 best="" base_rx rounds=""
     RMEM_SAVED=$(in_ns sysctl -n net.ipv4.tcp_rmem | tr -s '\t ' ' ')
     in_ns sysctl -q -w net.ipv4.tcp_rmem="4096 4096 4096" >/dev/null
@@ -289,21 +295,40 @@ fairness() {
         [ "$RECEIVED" -gt 36000 ]
         { [ -z "$best" ] || [ "$P99" -lt "$best" ]; } && best=$P99
         rounds+=" 10% stalled ${P99} us ($RECEIVED lines, $SLOW cut as slow);"
+        [ "$best" -gt $((2 * base + 10000)) ] || break
     done
     echo "# $name p99:$rounds bound $((2 * base + 10000)) us" >&3
     [ "$best" -le $((2 * base + 10000)) ]
 }
 
+# make test judges c1m-server, smaller: 4 s at a line every 0.2 s, scaled from
+# 10 s at 0.5 s (2.5x the rate, 2.5x shorter): the same ~100,000 lines a run
+# for the p99, and a stalled peer's queues (~12 KiB: 4 KiB receive buffer, 8 KiB
+# send buffer, --max-pending) still fill at ~60% of the hold, so the server
+# meets them full and cuts them within the run; 5000 connections (500 stalled)
+# as the issue asked. make test-long runs both contenders at the full size
+# (asyncio-protocol at 2.5x the rate failed 1 run in 4 on this shared machine,
+# loaded by other suites: the full size stays its judgement).
 @test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (c, 5000 connections)" {
     need_ns
     need_server_push
-    fairness c "$SERVER"
+    fairness c 4 0.2 "$SERVER"
 }
 
-@test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (asyncio-protocol, 5000)" {
+# bats test_tags=long
+@test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (c, 5000 connections, 10 s)" {
+    long_test
     need_ns
     need_server_push
-    fairness asyncio-protocol "$PYTHON" -m py_server --loop asyncio --api protocol
+    fairness c 10 0.5 "$SERVER"
+}
+
+# bats test_tags=long
+@test "fairness: with 10% stalled, the reading 90% keep their p99 delivery latency within 2x (asyncio-protocol, 5000)" {
+    long_test
+    need_ns
+    need_server_push
+    fairness asyncio-protocol 10 0.5 "$PYTHON" -m py_server --loop asyncio --api protocol
 }
 
 # stalled_sendq NAME CMD...: 200 connections against the server CMD pushing 1 KiB
@@ -380,7 +405,11 @@ scenario_refuses() {
 
 @test "sendq-probe: what a never-reading peer pins in the server's send queue; bad flags exit 2 naming them" {
     need_ns
-    run "$C1M_ROOT/harness/sendq-probe" --conns 5 --sndbuf 4096 --rcvbuf 4096,0 --eor 0,1 --paced 0.01,0.5,2.5 --json
+    # smallest: 5 connections, a line every 5 ms read for 0.5 s then not for 2 s
+    # (was 10 ms, 2.5 s): ~400 KB offered fills the tuned profile's 128 KiB
+    # receive buffer with room to spare (1.5 s was short once on a loaded
+    # machine: the pacing loop late), so every combination ends with a Send-Q
+    run "$C1M_ROOT/harness/sendq-probe" --conns 5 --sndbuf 4096 --rcvbuf 4096,0 --eor 0,1 --paced 0.005,0.5,2 --json
     assert_success
     run "$PYTHON" -c '
 import json, sys
@@ -625,11 +654,14 @@ uvloop: push-flow"
 }
 
 # bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.
+# smallest: 2k over 3 workers, a 2 s hold (two heartbeats), no quiet gate and
+# no settling between runs (SETTLE_MAX=0: it waits >= 1 s for the machine's
+# Slab, which no assertion here reads).
 bench_scenario() {
     local sc=$1 out=$2; shift 2
     run env "$@" SCENARIO="$sc" TIERS=2k CONTENDERS="${BENCH_CONTENDERS:-c,asyncio-protocol}" HOLD=2 HEARTBEAT=1 \
         SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" BUILD="$C1M_BUILD" PYTHON="$PYTHON" \
-        DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=5 \
+        DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=0 \
         "$C1M_ROOT/harness/bench.sh"
     assert_success
 }
@@ -684,11 +716,14 @@ EOF
     local out=$BATS_TEST_TMPDIR/behind-results
     # a line to each of 2,000 connections every millisecond: 2M lines a
     # second, ~15 times what c sends here (~130,000 a second)
-    bench_scenario push "$out" PUSH_BYTES=256 PUSH_EVERY=0.001 PUSH_BROADCAST=0
+    # smallest: c alone (its stamps are the freshest: formatted at send()); the
+    # verdict is the harness's, from any server's `pushed` against the schedule,
+    # and asyncio-protocol's own schedule is judged in SCENARIO=push end to end
+    BENCH_CONTENDERS=c bench_scenario push "$out" PUSH_BYTES=256 PUSH_EVERY=0.001 PUSH_BROADCAST=0
     run "$PYTHON" - "$out/runs.jsonl" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-assert len(rows) == 2, rows
+assert len(rows) == 1, rows
 for r in rows:
     name = r["contender"]
     assert r["status"] == "push-behind", (name, r["status"], r.get("note"))
@@ -701,7 +736,12 @@ EOF
     assert_output "ok"
 }
 
+# make test-long: a bench.sh suite of its own (~18 s); make test keeps the
+# broadcast in the harness ("SCENARIO=push end to end": c's broadcast_reached),
+# the floor's SIGUSR1 broadcast (floor.bats) and c1m-server's (push_server.bats)
+# bats test_tags=long
 @test "SCENARIO=push PUSH_EVERY=0: the broadcast alone, timed on the floor (one send() per connection) and on c; a contender without it unsupported" {
+    long_test
     need_ns
     need_server_push
     local out=$BATS_TEST_TMPDIR/broadcast-results
@@ -723,7 +763,12 @@ EOF
     assert_output "ok"
 }
 
+# make test-long: two 10 s stall phases (~38 s); make test keeps --push-flow
+# ignore on the servers (python.bats: push parity's test_k on asyncio-protocol
+# and c1m: never cut, held far over --max-pending; c1m-server refusing it)
+# bats test_tags=long
 @test "SCENARIO=stall STALL_PUSH_FLOW=ignore (2k, 10% stalled): the naive idiom's buffer grows, never steady, nothing cut; c unsupported" {
+    long_test
     need_ns
     need_server_push
     local out=$BATS_TEST_TMPDIR/stall-ignore

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The Python unittest suites that need a namespace, in tests/py_netns (protocol
-# parity on every available loop, the c1m extension's API, py_server's command
-# line) and the extension smoke test, against the extension in $C1M_BUILD/pyext.
+# and push parity: make test on c, asyncio and c1m, make test-long on every
+# available loop; the c1m extension's API, py_server's command line) and the
+# extension smoke test, against the extension in $C1M_BUILD/pyext.
 # The pure suites (tests/py) run under unittest itself in make check.
 # Under SANITIZE=1 that extension is an ASan/UBSan build: everything runs with
 # libasan preloaded into the (uninstrumented) interpreter, without
@@ -45,27 +46,56 @@ teardown() {
     check_sanitizer_logs
 }
 
-@test "unittest: protocol parity on every contender (c, asyncio, uvloop, c1m)" {
-    loops=c,asyncio,c1m   # c1m-server and c1m are built by make test: they must not be skipped
+# parity_loops: the loops the parity suites must run, in LOOPS (c1m-server and
+# c1m are built by make test: never skipped; uvloop when importable).
+parity_loops() {
+    LOOPS=c,asyncio,c1m
     if "$PYTHON" -c 'import uvloop' 2>/dev/null; then
-        loops+=,uvloop
+        LOOPS+=,uvloop
     else
         echo "# uvloop is not importable by $PYTHON: its cases are skipped" >&3
     fi
-    PYENV+=(C1M_TEST_LOOP="$loops")
+}
+
+# make test runs the parity suites on the contenders whose code differs: c1m-server (C),
+# asyncio with both APIs (protocol, streams: py_server's two shapes, shared by uvloop)
+# and pyext (the extension's loop and transport); uvloop runs the same Python code on
+# another loop: make test-long adds it (the every-contender runs below).
+@test "unittest: protocol parity on c, asyncio (protocol, streams) and c1m" {
+    PYENV+=(C1M_TEST_LOOP=c,asyncio,c1m)
     run py -m unittest tests.py_netns.test_protocol_parity
     assert_success
     assert_line --regexp '^OK'
 }
 
+# bats test_tags=long
+@test "unittest: protocol parity on every contender (c, asyncio, uvloop, c1m)" {
+    long_test
+    parity_loops
+    PYENV+=(C1M_TEST_LOOP="$LOOPS")
+    run py -m unittest tests.py_netns.test_protocol_parity
+    assert_success
+    assert_line --regexp '^OK'
+}
+
+# The push cases on one contender of each push implementation: c1m-server's (a count
+# per connection formatted at send()), py_server's (asyncio-protocol: py_server/push.py;
+# streams and uvloop share it) and pyext's transport (MSG_EOR); every contender in
+# make test-long.
+@test "unittest: server push parity on c, asyncio-protocol and c1m (tests/py_netns/test_push_parity.py)" {
+    PYENV+=(C1M_TEST_LOOP=c,asyncio,c1m)
+    run py -m unittest tests.py_netns.test_push_parity.MessageTest tests.py_netns.test_push_parity.Push_c \
+        tests.py_netns.test_push_parity.Push_asyncio_protocol tests.py_netns.test_push_parity.Push_c1m_protocol
+    assert_success
+    assert_line --regexp '^OK'
+    refute_line --regexp 'skipped'
+}
+
+# bats test_tags=long
 @test "unittest: server push parity on every contender (tests/py_netns/test_push_parity.py)" {
-    loops=c,asyncio,c1m   # as the protocol parity test: built by make test, never skipped
-    if "$PYTHON" -c 'import uvloop' 2>/dev/null; then
-        loops+=,uvloop
-    else
-        echo "# uvloop is not importable by $PYTHON: its cases are skipped" >&3
-    fi
-    PYENV+=(C1M_TEST_LOOP="$loops")
+    long_test
+    parity_loops
+    PYENV+=(C1M_TEST_LOOP="$LOOPS")
     run py -m unittest tests.py_netns.test_push_parity
     assert_success
     assert_line --regexp '^OK'

@@ -357,7 +357,7 @@ class PushParity:
         and what the kernel's queues take); c1m-server has no such idiom and
         refuses the flag (exit 2 naming it)."""
         port = self.port + 30
-        args = ("--push", "512", "--push-every", "0.01", "--push-flow", "ignore")
+        args = ("--push", "512", "--push-every", "0.005", "--push-flow", "ignore")
         if self.loop == "c":
             cmd = base.server_command(self.loop, self.api, port,
                                       os.path.join(self.tmp.name, "flow.stats"), *args)
@@ -370,16 +370,23 @@ class PushParity:
         self.addCleanup(r.close)
         r.connect(2)
         r.stall(1)      # a 1 KiB receive buffer; the server's --sndbuf 4096
-        # 6 s: 600 pushes (300 KB) to the stalled peer; the bounded idiom cuts it
-        # within about a second of its queues filling (test_c)
-        r.run(lambda: False, 6)
-        r.run(lambda: r.min_each() >= 600, 10)
+        # the stalled peer's kernel queues hold at most ~64 KiB (both ends);
+        # the rest is in the server's transport, past --max-pending (4096)
+        bound = 4096 + 65536 + 65536
+
+        def held_now():
+            return (self.total(path)["pushed"] - r.received) * 512
+
+        # smallest: until the server holds the bound and 128 more pushes (the
+        # readers' lag), ~2 s at 200 pushes a second (was a fixed 6 s); the
+        # bounded idiom cuts the peer within about a second of its queues
+        # filling (test_c), long before: slow stays 0
+        self.assertTrue(r.run(lambda: held_now() > bound + 128 * 512, 20), (self.total(path), r.summary()))
+        r.run(lambda: r.min_each() >= 20, 10)
         t = self.total(path)
         self.assertEqual(t["slow"], 0, t)
         held = (t["pushed"] - r.summary()["received"]) * 512
-        # the stalled peer's kernel queues hold at most ~64 KiB (both ends);
-        # the rest is in the server's transport, past --max-pending (4096)
-        self.assertGreater(held, 4096 + 65536 + 65536, (t, r.summary()))
+        self.assertGreater(held, bound, (t, r.summary()))
         self.assertEqual(r.stalled_closed(quiet_s=0.5, limit_s=2.0), 0)
 
     def test_z_pushed_equals_received_at_stop(self):
