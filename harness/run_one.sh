@@ -158,18 +158,24 @@ declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=
              [condition]=$(condition_of "$profile" "$variant" "$rate" "$py_gc")
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [ramp_stall_s]=$ramp_stall [min_available_mib]=$min_avail
              [port]=$port [server_cpus]=$server_cpus [client_cpus]=$client_cpus)
-# write_result: OUT/result.json from R (typed, the client's summary merged in,
-# sanity bounds applied: harness/lib/record.py), on every exit path.
+# Observations (O, `obs NAME TEXT`): what the run saw, for the verdict. This
+# script decides no status: lib/judge.py does, from O and R (harness/README.md
+# "From observations to the record").
+declare -A O=()
+obs() { O[$1]=$2; }
+# write_result: OUT/result.json from R and O (typed, the client's summary merged in,
+# judged: harness/lib/record.py, lib/judge.py), on every exit path.
 write_result() {
     local k kv=()
     for k in "${!R[@]}"; do kv+=("$k=${R[$k]//$'\n'/ }"); done
+    for k in "${!O[@]}"; do kv+=(--obs "$k=${O[$k]//$'\n'/ }"); done
     "$PYTHON" "$C1M_ROOT/harness/lib/record.py" write "$out/result.json" --client "$out/client.json" "${kv[@]}" \
         || log "error: cannot write $out/result.json"
 }
 on_exit write_result
 # A stop signal (INT, TERM, HUP) marks the run interrupted; the cleanup stack
 # then ends the client and server, deletes the namespace and writes result.json.
-run_interrupted() { R[status]=interrupted; R[note]="interrupted by SIG$1"; }
+run_interrupted() { obs interrupted "$1"; }
 on_signal run_interrupted
 
 ns=c1m-$$-$RANDOM
@@ -212,16 +218,16 @@ on_exit stop_server
 server_launch "$out/server.log"
 
 if ! "$BUILD/c1m-stat" --wait-ready --timeout 60 "$stats" > /dev/null 2>&1; then
+    obs ready not-ready
     if ! kill -0 "$spid" 2>/dev/null; then
         wait "$spid"; rc=$?
-        [ "$rc" = 3 ] && R[status]=unavailable || R[status]=crashed
-    else
-        R[status]=failed
+        [ "$rc" = 3 ] && obs ready unavailable || obs ready exited
     fi
-    R[note]="server did not become ready: $(tail -n 1 "$out/server.log" | tr -d '\n=' | cut -c1-160)"
-    log "$contender: ${R[note]}"
+    obs ready_log "$(tail -n 1 "$out/server.log" | tr -d '\n=' | cut -c1-160)"
+    log "$contender: server did not become ready: ${O[ready_log]}"
     exit 0
 fi
+obs ready ok
 # The disturbance sampler (lib/disturb.py): CPU used outside this script's
 # process tree, one sample a second and one at each phase boundary (SIGUSR1);
 # this script's parent (bench.sh, the controller) measured apart, not judged.
@@ -291,25 +297,20 @@ while :; do
     [ "$quiet" = 1 ] || { shown=1; progress '  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
         "$conns" "${open:-0}" "$conns" "$(awk -v o="${open:-0}" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
     if ! kill -0 "$spid" 2>/dev/null; then
-        R[status]=crashed
-        oom=$(oom_killed - "$server_up_s" "$spid" $workers)
-        [ -n "$oom" ] && oom=": the kernel's OOM killer killed $oom (dmesg)"
-        R[note]="server exited during the ramp$oom"
-        break
+        obs ramp_end server-exited; obs ramp_oom "$(oom_killed - "$server_up_s" "$spid" $workers)"; break
     fi
     if ! kill -0 "$cpid" 2>/dev/null; then
         # The client ends early only on failure (it holds forever otherwise).
-        R[status]=client-stopped; R[note]="client exited: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
+        obs ramp_end client-exited
+        obs client_log "$(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
     fi
     usable=$(mem_usable_mib)
-    if [ -n "$usable" ] && [ "$usable" -lt "$min_avail" ]; then R[status]=oom-guard; R[note]="usable memory (MemAvailable less the reclaimable slab) under ${min_avail} MiB"; break; fi
-    if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then R[status]=timeout; R[note]="not all accepted after ${timeout}s"; break; fi
+    if [ -n "$usable" ] && [ "$usable" -lt "$min_avail" ]; then obs ramp_end oom-guard; break; fi
+    if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then obs ramp_end timeout; break; fi
     if [[ ${open:-} =~ ^[0-9]+$ ]] && [ "$open" -gt "$best" ]; then
         best=$open t_best=$t
     elif [ "$ramp_stall" -gt 0 ] && awk -v e="$(elapsed "$t_best" "$t")" -v s="$ramp_stall" 'BEGIN{exit !(e > s)}'; then
-        R[status]=ramp-stalled
-        R[note]="no new connection for ${ramp_stall}s: at most $best of $conns open, ${open:-?} now, after $(printf '%.0f' "$el")s"
-        break
+        obs ramp_end ramp-stalled; obs ramp_best "$best"; obs ramp_open "${open:-}"; obs ramp_elapsed_s "$el"; break
     fi
 done
 t1=$(now_s)
@@ -319,7 +320,7 @@ cpu1=$(cpu_ticks $pids)
 read -r mb1 mt1 <<<"$(machine_cpu)"
 R[accepted]=$(stat_get "$stats" open)
 R[t_accept_s]=$(elapsed "$t0" "$t1")
-[ "$reached" = 1 ] && R[status]=ok
+[ "$reached" = 1 ] && obs ramp_end reached
 R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
 R[machine_cpu_connect_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
 stop_pid "$apid" 5
@@ -414,22 +415,20 @@ fi
 # client's own count. A worker that died is a failure, never a count (dead
 # workers are recorded for every run that got this far).
 # health_dead: dead workers and parent of the server $spid names now.
+# (h_dead and h_parent_gone: for the scenarios, which act on a dead server)
 health_dead() {
     h_dead_stat=$(stat_get "$stats" workers_dead)     # "" when c1m-stat cannot say
     h_parent_gone=$(pids_gone "$spid")
     h_dead=$(pids_gone $workers)
+    obs dead_gone "$h_dead"; obs dead_stat "$h_dead_stat"; obs parent_gone "$h_parent_gone"
+    obs n_workers "$(wc -w <<<"$workers")"
     [ -n "$h_dead_stat" ] && [ "$h_dead_stat" -gt "$h_dead" ] && h_dead=$h_dead_stat
-    R[workers_dead]=$h_dead
 }
 # health_counts: the server's open count and the namespace's sockets.
 health_counts() {
-    h_server=$(stat_get "$stats" open)
-    h_inuse=$(netns_tcp_inuse "$ns")
-    h_listen=$(netns_listeners "$ns")
-    h_sock=""
-    if [[ $h_inuse =~ ^[0-9]+$ ]] && [ $(( (h_inuse - h_listen) % 2 )) = 0 ]; then
-        h_sock=$(( (h_inuse - h_listen) / 2 ))
-    fi
+    obs h_server "$(stat_get "$stats" open)"
+    obs h_inuse "$(netns_tcp_inuse "$ns")"
+    obs h_listen "$(netns_listeners "$ns")"
 }
 health_dead
 scenario_win=()
@@ -448,7 +447,7 @@ if [ "$reached" = 1 ]; then
         # storm's restarted one): a worker that died in the phase is a
         # failure; the counts, unless the scenario closes connections by
         # design (scenario_keeps_conns: the stall's slow cuts).
-        if [ "${R[status]}" = ok ]; then
+        if [ -z "${O[scenario_status]:-}" ]; then
             health_dead
             scenario_keeps_conns && health_counts
         fi
@@ -465,33 +464,9 @@ R[client_exit]=$C1M_STOP_RC
 [ "$reached" = 1 ] && scenario_after_client
 stop_pid "$dpid" 5
 
-if [ "$reached" = 1 ]; then
-    h_client=""
-    [ -s "$out/client.json" ] && h_client=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/client.json" open_at_end 2>/dev/null)
-    [[ $h_client =~ ^[0-9]+$ ]] || h_client=""
-    R[health]="target=$conns server=${h_server:-?} sockets=${h_sock:-?} (inuse ${h_inuse:-?} - ${h_listen:-?} listening, /2) client=${h_client:-?} workers_dead=$h_dead/$(wc -w <<<"$workers")${h_dead_stat:+ (counters: $h_dead_stat)}"
-    if [ "${R[status]}" != ok ]; then
-        :   # the scenario's own status stands (storm-timeout...); the health is recorded
-    elif [ "$h_dead" -gt 0 ] || [ "$h_parent_gone" -gt 0 ]; then
-        R[status]=server-died
-        oom=$(oom_killed - "$server_up_s" "$spid" $workers)
-        [ -n "$oom" ] && oom="; the kernel's OOM killer killed $oom (dmesg)"
-        R[note]="${R[note]:+${R[note]}; }server died during the run: $h_dead worker(s) dead$([ "$h_parent_gone" -gt 0 ] && echo ", parent gone")$oom"
-    elif [ -n "$silent" ]; then
-        R[status]=server-hung
-        R[note]="${R[note]:+${R[note]}; }worker(s) alive but serving nothing: no line counted and no CPU used over the end of the ${hold}s hold while their connections were pinged every ${heartbeat}s (pid:open $silent)"
-    elif [ -z "$h_server" ] || [ -z "$h_sock" ] || [ -z "$h_client" ] \
-         || [ "$h_server" != "$conns" ] || [ "$h_sock" != "$conns" ] || [ "$h_client" != "$conns" ]; then
-        R[status]=inconsistent
-        R[note]="${R[note]:+${R[note]}; }the end-of-hold counts disagree: ${R[health]}"
-    elif [ "${push_behind:-0}" = 1 ]; then
-        R[status]=push-behind   # lib/probe.sh push_kept_check; the note says by how much
-    fi
-fi
-
-# Disturbance: outside CPU over the ramp and the hold (lib/disturb.py), and
-# the gate's verdict. Only an otherwise ok run becomes "disturbed"; the
-# cause is recorded whatever the status.
+# The verdict's facts (lib/judge.py judges them: the health, what disturbed the run).
+obs silent "$silent"
+obs oom "$(oom_killed - "$server_up_s" "$spid" $workers)"
 if [ -s "$out/disturb.jsonl" ]; then
     while IFS='=' read -r k v; do
         if [ "$k" = flags ]; then
@@ -503,31 +478,11 @@ if [ -s "$out/disturb.jsonl" ]; then
                  --ramp "$t0" "$t1" "${hold_win[@]}" "${scenario_win[@]}" \
                  --limit "$disturb_pct" --init-limit "$init_pct")
 fi
-causes=()
-[ "${R[disturbed]:-0}" = 1 ] && causes+=("${R[disturb_cause]}")
-# The kernel's machine-wide TCP memory limit (net.ipv4.tcp_mem): a run that met
-# it before its client stopped had its socket buffers clamped and, past the
-# hard limit, connections killed, so its timings, drops and memory are the
-# limit's, not the contender's. The client's stop meeting it is recorded, not
-# a cause: nothing is measured after it.
-p_end=$(netns_tcpext "$ns" TCPMemoryPressures=p | cut -d= -f2)
-[[ ${p_end:-x} =~ ^[0-9]+$ && ${R[tcp_mem_pressures]:-x} =~ ^[0-9]+$ ]] \
-    && R[tcp_mem_pressures_stop]=$((p_end - R[tcp_mem_pressures]))
-if [ "${R[tcp_mem_pressures]:-0}" -gt 0 ] || [ "${R[tcp_abort_on_memory]:-0}" -gt 0 ]; then
-    causes+=("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: ${R[tcp_mem]} pages$([ "$tcp_mem" != host ] && echo ", set for this run by --tcp-mem $tcp_mem")): TCPMemoryPressures ${R[tcp_mem_pressures]:-?}, TCPAbortOnMemory ${R[tcp_abort_on_memory]:-?}")
-fi
-unset 'R[disturbed]'
-[ "$GATE" = timeout ] && causes+=("started after the quiet gate timed out (${quiet_max}s): $GATE_CAUSE")
-# No disturbance figure (the sampler failed): the run is not proven quiet.
-# (disturb.py flags a window its samples did not cover: disturbance-unmeasured:ramp|hold)
-[ "$reached" = 1 ] && [ -z "${R[outside_cpu_pct]:-}" ] && [[ ${R[flags]:-} != *disturbance-unmeasured* ]] \
-    && run_flag "disturbance-unmeasured"
-if [ ${#causes[@]} -gt 0 ]; then
-    R[disturb_cause]=$(printf '%s; ' "${causes[@]}"); R[disturb_cause]=${R[disturb_cause]%; }
-    [ "${R[status]}" = ok ] && R[status]=disturbed
-else
-    unset 'R[disturb_cause]'
-fi
+obs tcp_mem_pressures_end "$(netns_tcpext "$ns" TCPMemoryPressures=p | cut -d= -f2)"
+obs tcp_mem_arg "$tcp_mem"
+obs quiet_max "$quiet_max"
+obs gate_cause "$GATE_CAUSE"
+obs verdict 1
 
 stop_pid "$rpid" 5
 # Stop the server with a bounded wait (a Python server closing 1M sockets takes
@@ -536,9 +491,5 @@ ts=$(now_s)
 stop_pid "$spid" 120
 R[server_exit]=$C1M_STOP_RC
 R[server_stop_s]=$(elapsed "$ts" "$(now_s)")
-if [ "$C1M_STOP_KILLED" = 1 ]; then
-    R[note]="${R[note]:+${R[note]}; }server ignored SIGTERM for 120s: killed"
-elif [ "$C1M_STOP_RC" != 0 ] && [ "${R[status]}" = ok ]; then
-    R[note]="${R[note]:+${R[note]}; }server exited $C1M_STOP_RC after SIGTERM (see server.log)"
-fi
+obs stop_killed "$C1M_STOP_KILLED"
 exit 0

@@ -251,7 +251,7 @@ run_flag() {
 # peers from STALL_US on, until cut as slow, are owed none). Sets the
 # push_kept* keys; an otherwise ok run whose server sent under push_kept_min
 # (pushkept.py's KEPT_MIN, 0.9) of its due lines becomes push-behind
-# (push_behind=1 for run_one.sh, which checks the server's health first): a
+# (observation push_kept=behind: lib/judge.py checks the server's health first): a
 # server stamps a line when it hands it over, so its delivery latency hides a
 # late schedule, and the load was not the one asked for. No verdict (too few
 # samples, a worker died, counters too old at an edge: push_kept_why):
@@ -273,7 +273,7 @@ push_kept_check() {
         behind)
             local what="push: the server sent ${R[push_kept_sent]} of the ${R[push_kept_due]} lines due to its reading connections over ${R[push_kept_window_s]}s (${R[push_kept]}, under ${R[push_kept_min]}): behind its schedule"
             R[note]="${R[note]:+${R[note]}; }$what"
-            push_behind=1   # run_one.sh: the status, after the health checks
+            obs push_kept behind   # lib/judge.py: the status, after the health checks
             log "$contender: $what" ;;
         *)
             run_flag "unmeasured:push_kept"

@@ -1,18 +1,20 @@
 #!/usr/bin/python3
 """record.py - the one JSON record a run writes (OUT/result.json), and reads of it.
 
-    record.py write OUT.json [--client CLIENT.json] key=value...
+    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... key=value...
     record.py get FILE KEY...
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
 empty, else the string). With --client the client's whole JSON summary is
 kept under "client", and the flat client_* columns runs.csv shows are derived
-from it (a key=value given explicitly wins). Then the sanity bounds: a
-negative byte, KiB, percentage or seconds figure, a CPU% above what the
-machine has, more accepted than asked for, each add a word to "flags"
-(";"-separated) and turn an "ok" into "suspect". The file is replaced
-atomically (a reader never sees half a record).
+from it (a key=value given explicitly wins). Then the verdict
+(lib/judge.py) from the run's observations (--obs, kept as text in
+observations.json beside OUT.json): the status, the note, the flags, the
+sanity bounds (a negative byte, KiB, percentage or seconds figure, a CPU%
+above what the machine has, more accepted than asked for, each add a word to
+"flags" and turn an "ok" into "suspect"). The files are replaced atomically
+(a reader never sees half a record).
 
 get: one line per KEY, its value ("" when missing or null; a dotted key such as
 client.heartbeat.pongs reaches into nested objects; a list or object prints as
@@ -22,23 +24,11 @@ Exit: 0 done, 1 the file cannot be read or written, 2 usage.
 """
 import json
 import os
-import re
 import sys
 
+import judge
 import runstore
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
-
-# CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
-CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
-                  "storm_server_cpu_pct", "storm_machine_cpu_pct")
-# Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
-CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
-                      "outside_scenario_pct", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct",
-                      "steal_pct", "softirq_pct")
-# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
-# seconds and durations).
-NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
-
 
 def usage(msg=None):
     if msg:
@@ -96,34 +86,12 @@ def client_columns(j):
     }
 
 
-def is_num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def sanity_flags(rec, ncpu):
-    """Words naming each figure outside what is physically possible."""
-    flags = []
-    for k, v in rec.items():
-        if is_num(v) and v < 0 and NON_NEGATIVE.search(k):
-            flags.append(f"negative:{k}")
-    for k in CPU_PCT_OF_ONE:
-        if is_num(rec.get(k)) and rec[k] > 100 * ncpu:
-            flags.append(f"cpu-above-machine:{k}")
-    for k in CPU_PCT_OF_MACHINE:
-        if is_num(rec.get(k)) and rec[k] > 100:
-            flags.append(f"cpu-above-machine:{k}")
-    acc, target = rec.get("accepted"), rec.get("target")
-    if is_num(acc) and is_num(target) and acc > target:
-        flags.append("accepted-above-target")
-    return flags
-
-
 def cmd_write(args):
     if not args:
         usage("write: needs OUT.json")
     out, rest = args[0], args[1:]
     client_path = None
-    rec = {}
+    rec, obs = {}, {}
     i = 0
     while i < len(rest):
         a = rest[i]
@@ -131,6 +99,13 @@ def cmd_write(args):
             if i + 1 >= len(rest):
                 usage("--client: needs a file")
             client_path = rest[i + 1]
+            i += 2
+            continue
+        if a == "--obs":
+            k, sep, v = rest[i + 1].partition("=") if i + 1 < len(rest) else ("", "", "")
+            if not sep or not KEY_RE.match(k):
+                usage("--obs: needs NAME=TEXT")
+            obs[k] = v
             i += 2
             continue
         k, sep, v = a.partition("=")
@@ -157,12 +132,11 @@ def cmd_write(args):
             for k, v in client_columns(client).items():
                 if rec.get(k) is None:
                     rec[k] = v
-    flags = [x for x in str(rec.get("flags") or "").split(";") if x]
-    flags += [x for x in sanity_flags(rec, os.cpu_count() or 1) if x not in flags]
-    rec["flags"] = ";".join(flags)
-    if flags and rec.get("status") == "ok":
-        rec["status"] = "suspect"
+    rec = judge.judge(rec, obs, os.cpu_count() or 1)
     try:
+        if obs:
+            runstore.write_json(os.path.join(os.path.dirname(out) or ".", "observations.json"),
+                                obs, indent=1, sort_keys=True)
         runstore.write_json(out, rec, indent=1, sort_keys=True)
     except OSError as e:
         print(f"record.py: cannot write {out}: {e}", file=sys.stderr)
