@@ -161,15 +161,18 @@ declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=
 # Observations (O, `obs NAME TEXT`): what the run saw, for the verdict. This
 # script decides no status: lib/judge.py does, from O and R (harness/README.md
 # "From observations to the record").
+# Samplers' summaries (JSON files, `merge_summary FILE`) go into the record as they are.
 declare -A O=()
 obs() { O[$1]=$2; }
+M=()
+merge_summary() { M+=(--merge "$1"); }
 # write_result: OUT/result.json from R and O (typed, the client's summary merged in,
 # judged: harness/lib/record.py, lib/judge.py), on every exit path.
 write_result() {
     local k kv=()
     for k in "${!R[@]}"; do kv+=("$k=${R[$k]//$'\n'/ }"); done
     for k in "${!O[@]}"; do kv+=(--obs "$k=${O[$k]//$'\n'/ }"); done
-    "$PYTHON" "$C1M_ROOT/harness/lib/record.py" write "$out/result.json" --client "$out/client.json" "${kv[@]}" \
+    "$PYTHON" "$C1M_ROOT/harness/lib/record.py" write "$out/result.json" --client "$out/client.json" "${M[@]}" "${kv[@]}" \
         || log "error: cannot write $out/result.json"
 }
 on_exit write_result
@@ -324,8 +327,8 @@ R[t_accept_s]=$(elapsed "$t0" "$t1")
 R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
 R[machine_cpu_connect_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
 stop_pid "$apid" 5
-while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done \
-    < <("$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" 2>/dev/null)
+"$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
+merge_summary "$out/acceptq.json"
 sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
 read -r full_anon full_pss <<<"$(rss_kib $pids)"
 read -r sock1 slab1 <<<"$(slab_kib)"
@@ -353,7 +356,8 @@ slab_save "$out/slabinfo-full.txt"
 R[sockstat_tcp_inuse]=$(netns_tcp_inuse "$ns")
 R[sockstat_tcp_mem_kib]=$(tcp_mem_kib)
 # The namespace's drop counters (lib/probe.sh): the ramp's, read once it ended.
-while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_counters "$ns")
+netns_tcp_counters --json "$ns" > "$out/tcp-ramp.json"
+merge_summary "$out/tcp-ramp.json"
 
 # hold_wait S: sleep S seconds showing a countdown, noting each second when
 # every worker's line count last moved (hold_watch). The sleep runs in the
@@ -458,7 +462,8 @@ fi
 # stops: N connections closed at once queue a FIN on every server socket, and
 # that alone took 1M connections over tcp_mem's pressure threshold for ~10 s,
 # after every figure had been taken (counted apart: tcp_mem_pressures_stop).
-while IFS='=' read -r k v; do [ -n "$k" ] && R[$k]=$v; done < <(netns_tcp_mem_counters "$ns")
+netns_tcp_mem_counters --json "$ns" > "$out/tcp-mem.json"
+merge_summary "$out/tcp-mem.json"
 stop_pid "$cpid" 120
 R[client_exit]=$C1M_STOP_RC
 [ "$reached" = 1 ] && scenario_after_client
@@ -468,15 +473,9 @@ stop_pid "$dpid" 5
 obs silent "$silent"
 obs oom "$(oom_killed - "$server_up_s" "$spid" $workers)"
 if [ -s "$out/disturb.jsonl" ]; then
-    while IFS='=' read -r k v; do
-        if [ "$k" = flags ]; then
-            run_flag "$v"
-        elif [ -n "$k" ]; then
-            R[$k]=$v
-        fi
-    done < <("$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" summary "$out/disturb.jsonl" \
-                 --ramp "$t0" "$t1" "${hold_win[@]}" "${scenario_win[@]}" \
-                 --limit "$disturb_pct" --init-limit "$init_pct")
+    "$PYTHON" "$C1M_ROOT/harness/lib/disturb.py" summary "$out/disturb.jsonl" --ramp "$t0" "$t1" "${hold_win[@]}" \
+        "${scenario_win[@]}" --limit "$disturb_pct" --init-limit "$init_pct" > "$out/disturb.json"
+    merge_summary "$out/disturb.json"
 fi
 obs tcp_mem_pressures_end "$(netns_tcpext "$ns" TCPMemoryPressures=p | cut -d= -f2)"
 obs tcp_mem_arg "$tcp_mem"

@@ -2,7 +2,8 @@
 
 run_one.sh drives the processes and records what it saw as observations
 (`obs KEY VALUE`: the server's readiness, how the ramp ended, the end-of-hold
-counts, the dead workers, the silent ones, the stop...); record.py passes them
+counts, the dead workers, the silent ones, the stop...) and merges its samplers'
+summaries (acceptq.py, disturb.py, pushkept.py: JSON); record.py passes them
 here with the run's figures, and writes what judge() returns. Every status a
 local run can get is decided in this module (a scenario names its failure as
 the observation scenario_status, one of SCENARIO_STATUSES).
@@ -118,6 +119,7 @@ def health(rec, obs):
 def judge(rec, obs, ncpu):
     """The record with its verdict (see the module's doc)."""
     r = dict(rec)
+    push_kept = r.pop("push_kept_verdict", None)   # lib/pushkept.py's, merged: not a column
     flags = [x for x in _t(r.get("flags")).split(";") if x]
     status, first = ramp_verdict(r, obs)
     notes = [first] if first else []
@@ -149,7 +151,7 @@ def judge(rec, obs, ncpu):
         elif not server or not sock or not client or server != conns or sock != conns or client != conns:
             status = "inconsistent"
             notes.append(f"the end-of-hold counts disagree: {r['health']}")
-        elif obs.get("push_kept") == "behind":
+        elif push_kept == "behind":
             status = "push-behind"   # lib/probe.sh push_kept_check; the note says by how much
     if at_end:
         status = disturbance(r, obs, status, flags)

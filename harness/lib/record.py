@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 """record.py - the one JSON record a run writes (OUT/result.json), and reads of it.
 
-    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... key=value...
+    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... [--merge FILE]... key=value...
     record.py get FILE KEY...
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
-empty, else the string). With --client the client's whole JSON summary is
+empty, else the string). --merge: a sampler's summary (a JSON object:
+acceptq.py, disturb.py, pushkept.py, probe.sh's netns counters) merged in,
+each value typed as if given as key=value, its "flags" added to the record's
+(a missing or empty file adds nothing). With --client the client's whole JSON summary is
 kept under "client", and the flat client_* columns runs.csv shows are derived
 from it (a key=value given explicitly wins). Then the verdict
 (lib/judge.py) from the run's observations (--obs, kept as text in
@@ -86,12 +89,34 @@ def client_columns(j):
     }
 
 
+def merge(rec, path):
+    """A sampler's JSON summary in PATH into rec (see the module's doc)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        summary = json.loads(text) if text.strip() else {}
+        if not isinstance(summary, dict):
+            raise ValueError("not a JSON object")
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as e:
+        print(f"record.py: {path}: {e}", file=sys.stderr)
+        return
+    for k, v in summary.items():
+        if not KEY_RE.match(k):
+            continue
+        if k == "flags":
+            rec["flags"] = ";".join(x for x in (rec.get("flags"), str(v)) if x)
+        else:
+            rec[k] = typed(k, str(v))
+
+
 def cmd_write(args):
     if not args:
         usage("write: needs OUT.json")
     out, rest = args[0], args[1:]
     client_path = None
-    rec, obs = {}, {}
+    rec, obs, merges = {}, {}, []
     i = 0
     while i < len(rest):
         a = rest[i]
@@ -99,6 +124,12 @@ def cmd_write(args):
             if i + 1 >= len(rest):
                 usage("--client: needs a file")
             client_path = rest[i + 1]
+            i += 2
+            continue
+        if a == "--merge":
+            if i + 1 >= len(rest):
+                usage("--merge: needs a file")
+            merges.append(rest[i + 1])
             i += 2
             continue
         if a == "--obs":
@@ -113,6 +144,8 @@ def cmd_write(args):
             usage(f"not key=value: {a!r}")
         rec[k] = typed(k, v)
         i += 1
+    for path in merges:
+        merge(rec, path)
     if client_path and os.path.exists(client_path) and os.path.getsize(client_path) > 0:
         try:
             with open(client_path) as f:

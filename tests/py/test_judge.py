@@ -85,9 +85,12 @@ class Judge(unittest.TestCase):
         self.assertIn("sockets=? (inuse 2001 - 2 listening, /2)", run({"h_inuse": "2001"})["health"])
 
     def test_push_behind(self):
-        self.assertEqual(run({"push_kept": "behind"})["status"], "push-behind")
+        r = run(push_kept_verdict="behind")
+        self.assertEqual(r["status"], "push-behind")
+        self.assertNotIn("push_kept_verdict", r)
+        self.assertEqual(run(push_kept_verdict="ok")["status"], "ok")
         # the health first
-        self.assertEqual(run({"push_kept": "behind", "dead_gone": "1"})["status"], "server-died")
+        self.assertEqual(run({"dead_gone": "1"}, push_kept_verdict="behind")["status"], "server-died")
 
     def test_scenario_status_stands(self):
         for s in judge.SCENARIO_STATUSES:
