@@ -245,11 +245,12 @@ sleep 1   # let the workers settle before the baseline
 pids=$(server_pids "$stats" "$spid")
 workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
 R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
-read -r idle_anon idle_pss <<<"$(rss_kib $pids)"
-read -r sock0 slab0 <<<"$(slab_kib)"
+# The raw readings (lib/probe.sh): lib/judge.py derives the run's figures from them.
+obs rss_idle "$(rss_kib $pids)"
+obs slab0 "$(slab_kib)"
 slab_save "$out/slabinfo-idle.txt"
-R[server_rss_idle_kib]=$idle_anon
-R[server_pss_idle_kib]=$idle_pss
+obs clk_tck "$(getconf CLK_TCK)"
+obs stat_cpus "$(grep -c '^cpu[0-9]' /proc/stat)"
 
 "$BUILD/c1m-stat" --csv --watch 100 "$stats" > "$out/ramp.csv" 2>/dev/null &
 rpid=$!
@@ -277,11 +278,11 @@ for ((i = 0; i < 50; i++)); do
     [ -s "$out/acceptq.csv" ] && [ "$(wc -l < "$out/acceptq.csv")" -ge 2 ] && break
     sleep 0.1
 done
-cpu0=$(cpu_ticks $pids)
-read -r mb0 mt0 <<<"$(machine_cpu)"
+obs cpu0 "$(cpu_ticks $pids)"
+obs machine0 "$(machine_cpu)"
 mark
 t0=$(now_s)
-R[client_start_unix_ms]=$(awk -v t="$t0" 'BEGIN{printf "%.0f", t * 1000}')
+obs t0 "$t0"
 ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
 cpid=$!
 on_exit stop_pid "$cpid" 120
@@ -319,37 +320,18 @@ done
 t1=$(now_s)
 mark
 [ "$shown" = 1 ] && progress_end
-cpu1=$(cpu_ticks $pids)
-read -r mb1 mt1 <<<"$(machine_cpu)"
+obs cpu1 "$(cpu_ticks $pids)"
+obs machine1 "$(machine_cpu)"
+obs t1 "$t1"
 R[accepted]=$(stat_get "$stats" open)
-R[t_accept_s]=$(elapsed "$t0" "$t1")
 [ "$reached" = 1 ] && obs ramp_end reached
-R[server_cpu_connect_s]=$(ticks_to_s $((cpu1 - cpu0)))
-R[machine_cpu_connect_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
 stop_pid "$apid" 5
 "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
 merge_summary "$out/acceptq.json"
 sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
-read -r full_anon full_pss <<<"$(rss_kib $pids)"
-read -r sock1 slab1 <<<"$(slab_kib)"
-R[server_rss_kib]=$full_anon
-R[server_pss_kib]=$full_pss
+obs rss_full "$(rss_kib $pids)"
+obs slab1 "$(slab_kib)"
 n=${R[accepted]:-0}
-if [ "$n" -gt 0 ]; then
-    R[user_bytes_per_conn]=$(( (full_anon - idle_anon) * 1024 / n ))
-    # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
-    # An unreadable figure ("-") is left out and flagged, never a made-up 0.
-    if [ "$sock0" != - ] && [ "$sock1" != - ]; then
-        R[kernel_bytes_per_conn]=$(( (sock1 - sock0) * 1024 / n ))
-    else
-        run_flag "unmeasured:kernel_bytes_per_conn"
-    fi
-    if [ "$slab0" != - ] && [ "$slab1" != - ]; then
-        R[slab_bytes_per_conn]=$(( (slab1 - slab0) * 1024 / n ))
-    else
-        run_flag "unmeasured:slab_bytes_per_conn"
-    fi
-fi
 R[slab_caches]=$(slab_detail | tr ' ' ';')
 slab_save "$out/slabinfo-full.txt"
 [ "$n" -gt 0 ] && R[slab_growth]=$(slab_growth "$out/slabinfo-idle.txt" "$out/slabinfo-full.txt" "$n")
@@ -394,9 +376,9 @@ hold_watch() {
 hold_win=() silent=""
 if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
     mark
-    ta=$(now_s); c0=$(cpu_ticks $pids); tb=$(now_s); read -r hb0 ht0 <<<"$(machine_cpu)"
+    ta=$(now_s); obs hold_cpu0 "$(cpu_ticks $pids)"; obs hold_b "$(now_s)"; obs hold_machine0 "$(machine_cpu)"
     hold_wait "$hold"
-    tc=$(now_s); c1=$(cpu_ticks $pids); td=$(now_s); read -r hb1 ht1 <<<"$(machine_cpu)"
+    tc=$(now_s); obs hold_cpu1 "$(cpu_ticks $pids)"; td=$(now_s); obs hold_machine1 "$(machine_cpu)"
     # every worker that holds pinged connections must go on counting lines
     # to the end of the hold (the floor reads none: it is never asked)
     if contender_supports "$contender" reads; then
@@ -405,10 +387,7 @@ if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
     fi
     mark
     hold_win=(--hold "$ta" "$td")
-    wall=$(awk -v a="$ta" -v b="$tb" -v c="$tc" -v d="$td" 'BEGIN{printf "%.3f", (c + d) / 2 - (a + b) / 2}')
-    R[hold_wall_s]=$wall
-    R[server_cpu_hold_pct]=$(awk -v t=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v s="$wall" 'BEGIN{printf "%.1f", (s > 0 ? 100 * t / hz / s : 0)}')
-    R[machine_cpu_hold_pct]=$(pct_of_one_cpu "$hb0" "$ht0" "$hb1" "$ht1")
+    obs hold_a "$ta"; obs hold_c "$tc"; obs hold_d "$td"
     R[open_after_hold]=$(stat_get "$stats" open)
     R[slow_closed]=$(stat_get "$stats" slow)
 fi

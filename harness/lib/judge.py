@@ -9,13 +9,16 @@ local run can get is decided in this module (a scenario names its failure as
 the observation scenario_status, one of SCENARIO_STATUSES).
 
     judge(rec, obs, ncpu) -> the record with status, note, flags (and the
-                             health, workers_dead, disturb_cause and
-                             tcp_mem_pressures_stop derived from the observations)
+                             figures() and the health, workers_dead,
+                             disturb_cause and tcp_mem_pressures_stop derived
+                             from the observations)
 
 rec: the run's typed fields (runstore.typed), the client's summary under
 "client"; obs: observation name -> text. Pure: no file, no process.
 """
 import re
+
+from runstore import typed
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
 CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
@@ -72,6 +75,57 @@ def _count(v):
     return int(v) if NUM.match(v) else None
 
 
+def _trunc_div(a, b):
+    """a / b rounded toward zero (as bash's $(( )) does)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _pct_of_one_cpu(before, after, ncpu):
+    """The machine's busy share between two "busy total" jiffies readings
+    (lib/probe.sh machine_cpu), in % of ONE CPU (200 = both CPUs of 2 busy)."""
+    (b0, t0), (b1, t1) = (map(int, before.split()), map(int, after.split()))
+    return f"{100 * ncpu * (b1 - b0) / (t1 - t0):.0f}" if t1 - t0 else "0"
+
+
+def figures(obs, accepted):
+    """(figures, flags) derived from run_one.sh's raw readings: times (unix
+    seconds), CPU ticks, "busy total" jiffies, "anon pss" and "sockets slab"
+    KiB (lib/probe.sh); per connection: of the ACCEPTED. A reading it lacks
+    leaves its figures out."""
+    f, flags = {}, []
+    hz, ncpu = int(obs.get("clk_tck") or 100), int(obs.get("stat_cpus") or 1)
+    if "t0" in obs:
+        f["client_start_unix_ms"] = f"{float(obs['t0']) * 1000:.0f}"
+    if "t1" in obs:
+        f["t_accept_s"] = f"{float(obs['t1']) - float(obs['t0']):.3f}"
+        f["server_cpu_connect_s"] = f"{(int(obs['cpu1']) - int(obs['cpu0'])) / hz:.2f}"
+        f["machine_cpu_connect_pct"] = _pct_of_one_cpu(obs["machine0"], obs["machine1"], ncpu)
+    for key, cols in (("rss_idle", ("server_rss_idle_kib", "server_pss_idle_kib")),
+                      ("rss_full", ("server_rss_kib", "server_pss_kib"))):
+        if key in obs:
+            f.update(zip(cols, obs[key].split()))
+    n = accepted if isinstance(accepted, int) and not isinstance(accepted, bool) else 0
+    if "rss_full" in obs and n > 0:
+        f["user_bytes_per_conn"] = str(_trunc_div((int(obs["rss_full"].split()[0]) - int(obs["rss_idle"].split()[0])) * 1024, n))
+        # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
+        # An unreadable figure ("-") is left out and flagged, never a made-up 0.
+        for i, col in ((0, "kernel_bytes_per_conn"), (1, "slab_bytes_per_conn")):
+            a, b = obs["slab0"].split()[i], obs["slab1"].split()[i]
+            if a != "-" and b != "-":
+                f[col] = str(_trunc_div((int(b) - int(a)) * 1024, n))
+            else:
+                flags.append(f"unmeasured:{col}")
+    if "hold_d" in obs:
+        # the CPU% over the wall time between the midpoints of the two readings
+        a, b, c, d = (float(obs[k]) for k in ("hold_a", "hold_b", "hold_c", "hold_d"))
+        f["hold_wall_s"] = wall = f"{(c + d) / 2 - (a + b) / 2:.3f}"
+        ticks = int(obs["hold_cpu1"]) - int(obs["hold_cpu0"])
+        f["server_cpu_hold_pct"] = f"{100 * ticks / hz / float(wall):.1f}" if float(wall) > 0 else "0.0"
+        f["machine_cpu_hold_pct"] = _pct_of_one_cpu(obs["hold_machine0"], obs["hold_machine1"], ncpu)
+    return f, flags
+
+
 def ramp_verdict(rec, obs):
     """(status, note) of the run up to the end of its ramp."""
     ready = obs.get("ready")
@@ -120,7 +174,9 @@ def judge(rec, obs, ncpu):
     """The record with its verdict (see the module's doc)."""
     r = dict(rec)
     push_kept = r.pop("push_kept_verdict", None)   # lib/pushkept.py's, merged: not a column
-    flags = [x for x in _t(r.get("flags")).split(";") if x]
+    derived, flags = figures(obs, r.get("accepted"))
+    r.update((k, typed(k, v)) for k, v in derived.items())
+    flags += [x for x in _t(r.get("flags")).split(";") if x]
     status, first = ramp_verdict(r, obs)
     notes = [first] if first else []
     notes += [x for x in [_t(r.get("note"))] if x]   # the scenario's notes, as it wrote them

@@ -141,6 +141,28 @@ class Judge(unittest.TestCase):
         self.assertEqual(run(server_exit=1)["note"], "server exited 1 after SIGTERM (see server.log)")
         self.assertEqual(run({"dead_gone": "1"}, server_exit=1)["note"], "server died during the run: 1 worker(s) dead")
 
+    def test_figures(self):
+        r = run({"t0": "1700000000.123456", "t1": "1700000002.5", "cpu0": "10", "cpu1": "61", "clk_tck": "100",
+                 "stat_cpus": "2", "machine0": "100 1000", "machine1": "250 1300", "rss_idle": "1000 1200",
+                 "rss_full": "1500 1900", "slab0": "100 5000", "slab1": "90 6000", "hold_a": "10", "hold_b": "10.5",
+                 "hold_c": "20", "hold_d": "20.5", "hold_cpu0": "0", "hold_cpu1": "5",
+                 "hold_machine0": "0 0", "hold_machine1": "0 0"}, accepted=1000)
+        self.assertEqual({k: r[k] for k in ("client_start_unix_ms", "t_accept_s", "server_cpu_connect_s",
+                                            "machine_cpu_connect_pct", "server_rss_idle_kib", "server_pss_kib",
+                                            "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
+                                            "hold_wall_s", "server_cpu_hold_pct", "machine_cpu_hold_pct")},
+                         {"client_start_unix_ms": 1700000000123, "t_accept_s": 2.377, "server_cpu_connect_s": 0.51,
+                          "machine_cpu_connect_pct": 100, "server_rss_idle_kib": 1000, "server_pss_kib": 1900,
+                          "user_bytes_per_conn": 512, "kernel_bytes_per_conn": -10, "slab_bytes_per_conn": 1024,
+                          "hold_wall_s": 10.0, "server_cpu_hold_pct": 0.5, "machine_cpu_hold_pct": 0})
+        self.assertEqual(r["flags"], "negative:kernel_bytes_per_conn")   # rounded toward zero, then flagged
+        r = run({"rss_idle": "1000 1200", "rss_full": "1500 1900", "slab0": "- 5000", "slab1": "- 6000"},
+                flags="unmeasured:push_kept")
+        self.assertEqual(r["flags"], "unmeasured:kernel_bytes_per_conn;unmeasured:push_kept")
+        self.assertNotIn("kernel_bytes_per_conn", r)
+        self.assertNotIn("user_bytes_per_conn", run({"rss_idle": "1 1", "rss_full": "2 2", "slab0": "1 1",
+                                                      "slab1": "2 2"}, accepted=None))
+
     def test_interrupted(self):
         r = run({"interrupted": "INT", "dead_gone": "1"}, note="push: x")
         self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGINT"))
