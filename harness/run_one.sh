@@ -40,13 +40,12 @@ declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=
              [condition]=$(condition_of "$profile" "$variant" "$rate" "$py_gc")
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [ramp_stall_s]=$ramp_stall [min_available_mib]=$min_avail
              [port]=$port [server_cpus]=$server_cpus [client_cpus]=$client_cpus)
-# Observations (O, `obs NAME TEXT`): what the run saw, for the verdict. This
+# Observations (O, `obs NAME TEXT`, lib/probe.sh): what the run saw, for the verdict. This
 # script decides no status: lib/judge.py does, from O and R (harness/README.md
 # "From observations to the record").
 # Samplers' summaries (JSON files, `merge_summary FILE`) go into the record as they are.
 declare -A O=()
 M=()
-obs() { O[$1]=$2; }
 merge_summary() { M+=(--merge "$1"); }
 # write_result: OUT/result.json from R and O (typed, the client's summary merged in,
 # judged: harness/lib/record.py, lib/judge.py), on every exit path.

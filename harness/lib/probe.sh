@@ -249,6 +249,11 @@ run_flag() {
     R[flags]="${R[flags]:+${R[flags]};}$1"
 }
 
+# obs NAME TEXT: an observation of the run (O[NAME], declared by run_one.sh),
+# what lib/judge.py decides the run's status from (harness/README.md "From
+# observations to the record"); a scenario's failure is scenario_status.
+obs() { O[$1]=$2; }
+
 # push_kept_check FROM_S TO_S EVERY [STALLED STALL_US]: did the server keep
 # its push schedule from FROM_S to TO_S (epoch seconds)? lib/pushkept.py
 # counts the lines it pushed (the `pushed` column of OUT/ramp.csv) against
