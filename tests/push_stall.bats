@@ -445,11 +445,11 @@ scenario_phase() {
     local sc=$1 variant=$2
     bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
              source "$1/harness/lib/scenarios/idle.sh"; source "$1/harness/lib/scenarios/$2.sh"
-             declare -A R=([status]=ok)
+             declare -A R=([status]=ok) O=()
              scenario=$2 variant=$3 contender=c out=$4 stats=$4/none.stats pids="" BUILD=$5
              sleep 0 & cpid=$!; wait "$cpid"          # a client that has exited
              scenario_run 2>/dev/null
-             echo "${R[status]}|${R[note]}"' _ "$C1M_ROOT" "$sc" "$variant" "$BATS_TEST_TMPDIR" "$C1M_BUILD"
+             echo "${O[scenario_status]:-ok}|${R[note]}"' _ "$C1M_ROOT" "$sc" "$variant" "$BATS_TEST_TMPDIR" "$C1M_BUILD"
 }
 
 @test "push and stall: a phase that could not happen (the client gone) leaves the run scenario-failed, never ok" {
@@ -464,7 +464,7 @@ scenario_phase() {
 @test "push: a worker dead before the broadcast (health check, or a counters-file pid no longer the server's) is server-died; nothing signalled" {
     run timeout 60 bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/probe.sh"
         source "$1/harness/lib/scenarios/idle.sh"; source "$1/harness/lib/scenarios/push.sh"
-        declare -A R=([status]=ok)
+        declare -A R=([status]=ok) O=()
         scenario=push contender=c out=$2 stats=$2/none.stats BUILD=$3 PUSH_WAIT=1 conns=1
         sleep 30 & other=$!                 # an unrelated process (a reused pid)
         (sleep 30 & wait) & spid=$!         # the server, and its worker
@@ -475,12 +475,12 @@ scenario_phase() {
         # a worker the health check found dead: no signal, not even to the client
         h_dead=1 h_parent_gone=0
         scenario_run 2>/dev/null
-        echo "${R[status]}|${R[note]}"
+        echo "${O[scenario_status]:-ok}|${R[note]}"
         kill -0 "$cpid" && echo "client alive"
         # a pid of the counters file that is not the server'"'"'s: SIGUSR1 to none of them
-        R=([status]=ok) h_dead=0
+        R=([status]=ok) O=() h_dead=0
         scenario_run 2>/dev/null
-        echo "${R[status]}|${R[note]/$other/OTHER}"
+        echo "${O[scenario_status]:-ok}|${R[note]/$other/OTHER}"
         kill -0 "$worker" && echo "worker alive"
         kill -0 "$other" && echo "other alive"
         kill "$other" "$worker" "$spid" "$cpid" 2>/dev/null; wait' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR" "$C1M_BUILD"

@@ -360,10 +360,10 @@ storm_sh() {
 }
 
 @test "storm with a server already dead at the end of the hold: status server-died, nothing killed, no restart" {
-    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) scenario=storm variant=now
+    run storm_sh 'declare -A R=([status]=ok) O=(); contender=c out=$(mktemp -d) scenario=storm variant=now
         sleep 30 & spid=$!; pids="$spid"; h_dead=1 h_parent_gone=0
         server_launch() { echo LAUNCHED; }
-        scenario_run; echo "status=${R[status]} note=${R[note]}"
+        scenario_run; echo "status=${O[scenario_status]:-ok} note=${R[note]}"
         kill -0 $spid && echo alive; kill $spid; wait; rm -rf "$out"'
     assert_success
     assert_output --partial "status=server-died note=storm: server died before the storm: 1 worker(s) dead"
@@ -374,12 +374,12 @@ storm_sh() {
 @test "storm whose SIGKILL does not end the server: status storm-kill-failed, storm.csv, no unbounded wait, no restart" {
     # kill and sleep made no-ops: the server outlives its SIGKILL (as a
     # process stuck in the kernel would) and the 30 s loop runs at once
-    run storm_sh 'declare -A R=([status]=ok); contender=c out=$(mktemp -d) variant=now ns=none
+    run storm_sh 'declare -A R=([status]=ok) O=(); contender=c out=$(mktemp -d) variant=now ns=none
         sleep 120 & spid=$!; srv=$spid; pids="$spid"; h_dead=0 h_parent_gone=0
         echo "unix_ms,open" > "$out/ramp.csv"
         kill() { :; }; sleep() { :; }; netns_tcp_counters() { :; }
         server_launch() { echo LAUNCHED; }
-        scenario_run; echo "status=${R[status]} spid_kept=$([ "$spid" = "$srv" ] && echo yes)"
+        scenario_run; echo "status=${O[scenario_status]:-ok} spid_kept=$([ "$spid" = "$srv" ] && echo yes)"
         [ -s "$out/storm.csv" ] && echo curve; builtin kill $spid; wait; rm -rf "$out"'
     assert_success
     assert_output --partial "status=storm-kill-failed spid_kept=yes"

@@ -15,7 +15,7 @@ unix_ms,listener,port,queued,backlog (listener: the socket's inode). Stops on
 SIGTERM/SIGINT, or after --max-seconds (default 3600): bounded either way.
 Each sample is flushed: a killed sampler leaves every complete line.
 
-summary: key=value lines for run_one.sh:
+summary: a JSON object for run_one.sh (record.py --merge):
     acceptq_max       the highest queue any one listener reached
     acceptq_sum_max   the highest total over all listeners at one sample
     acceptq_backlog   the smallest listener limit seen (the queue's size)
@@ -27,11 +27,12 @@ summary: key=value lines for run_one.sh:
     acceptq_listeners listeners seen
     acceptq_max_per_listener  each listener's high-water mark, in the order
                       first seen, ";"-separated (one per server worker)
-Nothing is printed for a file without a sample (never a made-up 0).
+An empty object for a file without a sample (never a made-up 0).
 
 Exit: 0 done, 1 netlink or file error, 2 usage.
 """
 import csv
+import json
 import os
 import signal
 import socket
@@ -196,8 +197,7 @@ def cmd_summary(args):
     except OSError as e:
         print("acceptq.py: %s" % e, file=sys.stderr)
         return 1
-    for k, v in s.items():
-        print("%s=%s" % (k, v))
+    print(json.dumps(s))
     return 0
 
 

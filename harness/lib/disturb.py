@@ -31,7 +31,7 @@ killed: nothing is left running). The output file is created once the signals
 are set up: a caller may send SIGUSR1 after it exists. Standard library only;
 never lists /proc/PID/fd.
 
-summary: prints key=value lines for run_one.sh over the ramp [T0, T1], the
+summary: prints a JSON object for run_one.sh over the ramp [T0, T1], the
 hold [T2, T3] and any --phase NAME window (the scenario's phase: a storm's
 recovery, a broadcast, a stall), in unix seconds; an interval straddling a
 boundary is prorated; a window shorter than 2 s is judged over its first 2 s:
@@ -410,8 +410,7 @@ def cmd_summary(args):
             out["disturbed"] = "1" if over else "0"
             if over:
                 out["disturb_cause"] = (f"{'; '.join(over)} of the machine: {top_text(s, 3)}")
-    for k, v in out.items():
-        print(f"{k}={v}")
+    print(json.dumps(out))
     return 0
 
 

@@ -86,21 +86,26 @@ slab_detail() {
     awk '$1 ~ /^(TCP|TCPv6|sock_inode_cache|filp|dentry|eventpoll_epi|eventpoll_pwq)$/ {printf "%s=%d ", $1, $2 * $4 / 1024}' /proc/slabinfo
 }
 
-# netns_tcpext NS NAME=column...: the namespace's TcpExt counters NAME (from
-# its /proc/net/netstat: a line of names, then one of values) as
-# "column=value" lines, absolute (a fresh namespace starts at 0). A counter
-# this kernel lacks is left out (unknown, never a made-up 0).
+# netns_tcpext [--json] NS NAME=column...: the namespace's TcpExt counters NAME
+# (from its /proc/net/netstat: a line of names, then one of values) as
+# "column=value" lines (--json: one JSON object, for record.py --merge),
+# absolute (a fresh namespace starts at 0). A counter this kernel lacks is
+# left out (unknown, never a made-up 0).
 netns_tcpext() {
+    local json=0
+    [ "$1" = --json ] && { json=1; shift; }
     local ns=$1
     shift
-    ip netns exec "$ns" awk -v want="$*" '
+    ip netns exec "$ns" awk -v want="$*" -v json="$json" '
         BEGIN { k = split(want, w, " "); for (i = 1; i <= k; i++) { split(w[i], p, "="); n[p[1]] = p[2] } }
         $1 == "TcpExt:" { if (!seen) { for (i = 2; i <= NF; i++) name[i] = $i; seen = 1; next }
-                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/) print n[name[i]] "=" $i }' \
+                          for (i = 2; i <= NF; i++) if ((name[i] in n) && $i ~ /^[0-9]+$/)
+                              if (json) { out = out sep "\"" n[name[i]] "\": " $i; sep = ", " } else print n[name[i]] "=" $i }
+        END { if (json) print "{" out "}" }' \
         /proc/net/netstat 2>/dev/null
 }
 
-# netns_tcp_counters NS: the namespace's TCP drop counters (netns_tcpext).
+# netns_tcp_counters [--json] NS: the namespace's TCP drop counters (netns_tcpext).
 #   listen_overflows  ListenOverflows: accept queue full, the handshake's ACK (or SYN) dropped
 #   listen_drops      ListenDrops: every drop at a listener (the overflows included)
 #   reqq_full_drop    TCPReqQFullDrop: SYN queue full, SYN dropped (no syncookies)
@@ -109,12 +114,12 @@ netns_tcpext() {
 #   syn_retrans       TCPSynRetrans: SYNs and SYN-ACKs retransmitted (client and server
 #                     both live in the namespace: this one counter has both)
 netns_tcp_counters() {
-    netns_tcpext "$1" ListenOverflows=listen_overflows ListenDrops=listen_drops \
+    netns_tcpext "$@" ListenOverflows=listen_overflows ListenDrops=listen_drops \
         TCPReqQFullDrop=reqq_full_drop TCPReqQFullDoCookies=reqq_full_cookies \
         SyncookiesSent=syncookies_sent TCPSynRetrans=syn_retrans
 }
 
-# netns_tcp_mem_counters NS: whether the run met the kernel's TCP memory limit
+# netns_tcp_mem_counters [--json] NS: whether the run met the kernel's TCP memory limit
 # (netns_tcpext). net.ipv4.tcp_mem is one limit for the whole machine, not one
 # per namespace; these counters are the namespace's own.
 #   tcp_mem_pressures     TCPMemoryPressures: a socket here found TCP memory over
@@ -124,7 +129,7 @@ netns_tcp_counters() {
 #   tcp_abort_on_memory   TCPAbortOnMemory: connections the kernel killed for
 #                         memory (past tcp_mem's hard limit, or too many orphans)
 netns_tcp_mem_counters() {
-    netns_tcpext "$1" TCPMemoryPressures=tcp_mem_pressures TCPMemoryPressuresChrono=tcp_mem_pressure_ms \
+    netns_tcpext "$@" TCPMemoryPressures=tcp_mem_pressures TCPMemoryPressuresChrono=tcp_mem_pressure_ms \
         TCPAbortOnMemory=tcp_abort_on_memory
 }
 
@@ -244,6 +249,11 @@ run_flag() {
     R[flags]="${R[flags]:+${R[flags]};}$1"
 }
 
+# obs NAME TEXT: an observation of the run (O[NAME], declared by run_one.sh),
+# what lib/judge.py decides the run's status from (harness/README.md "From
+# observations to the record"); a scenario's failure is scenario_status.
+obs() { O[$1]=$2; }
+
 # push_kept_check FROM_S TO_S EVERY [STALLED STALL_US]: did the server keep
 # its push schedule from FROM_S to TO_S (epoch seconds)? lib/pushkept.py
 # counts the lines it pushed (the `pushed` column of OUT/ramp.csv) against
@@ -251,33 +261,33 @@ run_flag() {
 # peers from STALL_US on, until cut as slow, are owed none). Sets the
 # push_kept* keys; an otherwise ok run whose server sent under push_kept_min
 # (pushkept.py's KEPT_MIN, 0.9) of its due lines becomes push-behind
-# (push_behind=1 for run_one.sh, which checks the server's health first): a
+# (its push_kept_verdict: lib/judge.py checks the server's health first): a
 # server stamps a line when it hands it over, so its delivery latency hides a
 # late schedule, and the load was not the one asked for. No verdict (too few
 # samples, a worker died, counters too old at an edge: push_kept_why):
 # flagged unmeasured:push_kept.
 push_kept_check() {
-    local from_ms to_ms k v verdict="" args=()
+    local from_ms to_ms verdict="" sent due win kept min why args=()
     from_ms=$(awk -v t="$1" 'BEGIN{printf "%.0f", t * 1000}')
     to_ms=$(awk -v t="$2" 'BEGIN{printf "%.0f", t * 1000}')
     args=(--from "$from_ms" --to "$to_ms" --every "$3")
     [ -n "${4:-}" ] && [ -n "${5:-}" ] && args+=(--stalled "$4" --stall-ms $(( $5 / 1000 )))
-    while IFS='=' read -r k v; do
-        case $k in
-            push_kept_verdict) verdict=$v ;;
-            push_kept*) R[$k]=$v ;;
-        esac
-    done < <("$PYTHON" "$C1M_ROOT/harness/lib/pushkept.py" summary "$out/ramp.csv" "${args[@]}")
+    # its push_kept* figures go into the record (record.py --merge), and
+    # push_kept_verdict to lib/judge.py (behind: the status, after the health checks)
+    "$PYTHON" "$C1M_ROOT/harness/lib/pushkept.py" summary "$out/ramp.csv" "${args[@]}" > "$out/pushkept.json"
+    merge_summary "$out/pushkept.json"
+    { read -r verdict; read -r sent; read -r due; read -r win; read -r kept; read -r min; read -r why; } < <(
+        "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/pushkept.json" push_kept_verdict push_kept_sent \
+            push_kept_due push_kept_window_s push_kept push_kept_min push_kept_why 2>/dev/null)
     case $verdict in
         ok) ;;
         behind)
-            local what="push: the server sent ${R[push_kept_sent]} of the ${R[push_kept_due]} lines due to its reading connections over ${R[push_kept_window_s]}s (${R[push_kept]}, under ${R[push_kept_min]}): behind its schedule"
+            local what="push: the server sent $sent of the $due lines due to its reading connections over ${win}s ($kept, under $min): behind its schedule"
             R[note]="${R[note]:+${R[note]}; }$what"
-            push_behind=1   # run_one.sh: the status, after the health checks
             log "$contender: $what" ;;
         *)
             run_flag "unmeasured:push_kept"
-            log "$contender: push: the schedule not judged: ${R[push_kept_why]:-no answer from pushkept.py}" ;;
+            log "$contender: push: the schedule not judged: ${why:-no answer from pushkept.py}" ;;
     esac
     return 0
 }

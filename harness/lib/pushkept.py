@@ -21,7 +21,7 @@ with peers stalled kept may exceed 1 by up to stalled / readers.
 
 Usage: pushkept.py summary RAMP_CSV --from MS --to MS --every S
            [--stalled N --stall-ms MS] [--min KEPT]
-prints key=value lines: push_kept (rounded to 3 places, then compared),
+prints a JSON object: push_kept (rounded to 3 places, then compared),
 push_kept_lo and push_kept_hi (kept's range by the counters' age at the
 edges, below), push_kept_sent, push_kept_due, push_kept_window_s,
 push_kept_min (the threshold), push_kept_stale_ms (the larger of the two edge
@@ -51,6 +51,7 @@ skips them), so for c the stalled peers' lines count until they are cut.
 """
 import argparse
 import csv
+import json
 import sys
 
 KEPT_MIN = 0.9
@@ -196,8 +197,7 @@ def main(argv):
     except OSError as e:
         print("pushkept.py: %s" % e, file=sys.stderr)
         rows = []
-    for k, v in kept(rows, a.every, a.stalled, a.stall_ms, a.kept_min).items():
-        print("%s=%s" % (k, v))
+    print(json.dumps(kept(rows, a.every, a.stalled, a.stall_ms, a.kept_min)))
     return 0
 
 

@@ -1,18 +1,23 @@
 #!/usr/bin/python3
 """record.py - the one JSON record a run writes (OUT/result.json), and reads of it.
 
-    record.py write OUT.json [--client CLIENT.json] key=value...
+    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... [--merge FILE]... key=value...
     record.py get FILE KEY...
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
-empty, else the string). With --client the client's whole JSON summary is
+empty, else the string). --merge: a sampler's summary (a JSON object:
+acceptq.py, disturb.py, pushkept.py, probe.sh's netns counters) merged in,
+each value typed as if given as key=value, its "flags" added to the record's
+(a missing or empty file adds nothing). With --client the client's whole JSON summary is
 kept under "client", and the flat client_* columns runs.csv shows are derived
-from it (a key=value given explicitly wins). Then the sanity bounds: a
-negative byte, KiB, percentage or seconds figure, a CPU% above what the
-machine has, more accepted than asked for, each add a word to "flags"
-(";"-separated) and turn an "ok" into "suspect". The file is replaced
-atomically (a reader never sees half a record).
+from it (a key=value given explicitly wins). Then the verdict
+(lib/judge.py) from the run's observations (--obs, kept as text in
+observations.json beside OUT.json): the status, the note, the flags, the
+sanity bounds (a negative byte, KiB, percentage or seconds figure, a CPU%
+above what the machine has, more accepted than asked for, each add a word to
+"flags" and turn an "ok" into "suspect"). The files are replaced atomically
+(a reader never sees half a record).
 
 get: one line per KEY, its value ("" when missing or null; a dotted key such as
 client.heartbeat.pongs reaches into nested objects; a list or object prints as
@@ -22,23 +27,11 @@ Exit: 0 done, 1 the file cannot be read or written, 2 usage.
 """
 import json
 import os
-import re
 import sys
 
+import judge
 import runstore
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
-
-# CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
-CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
-                  "storm_server_cpu_pct", "storm_machine_cpu_pct")
-# Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
-CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
-                      "outside_scenario_pct", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct",
-                      "steal_pct", "softirq_pct")
-# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
-# seconds and durations).
-NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
-
 
 def usage(msg=None):
     if msg:
@@ -96,26 +89,26 @@ def client_columns(j):
     }
 
 
-def is_num(v):
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def sanity_flags(rec, ncpu):
-    """Words naming each figure outside what is physically possible."""
-    flags = []
-    for k, v in rec.items():
-        if is_num(v) and v < 0 and NON_NEGATIVE.search(k):
-            flags.append(f"negative:{k}")
-    for k in CPU_PCT_OF_ONE:
-        if is_num(rec.get(k)) and rec[k] > 100 * ncpu:
-            flags.append(f"cpu-above-machine:{k}")
-    for k in CPU_PCT_OF_MACHINE:
-        if is_num(rec.get(k)) and rec[k] > 100:
-            flags.append(f"cpu-above-machine:{k}")
-    acc, target = rec.get("accepted"), rec.get("target")
-    if is_num(acc) and is_num(target) and acc > target:
-        flags.append("accepted-above-target")
-    return flags
+def merge(rec, path):
+    """A sampler's JSON summary in PATH into rec (see the module's doc)."""
+    try:
+        with open(path) as f:
+            text = f.read()
+        summary = json.loads(text) if text.strip() else {}
+        if not isinstance(summary, dict):
+            raise ValueError("not a JSON object")
+    except FileNotFoundError:
+        return
+    except (OSError, ValueError) as e:
+        print(f"record.py: {path}: {e}", file=sys.stderr)
+        return
+    for k, v in summary.items():
+        if not KEY_RE.match(k):
+            continue
+        if k == "flags":
+            rec["flags"] = ";".join(x for x in (rec.get("flags"), str(v)) if x)
+        else:
+            rec[k] = typed(k, str(v))
 
 
 def cmd_write(args):
@@ -123,7 +116,7 @@ def cmd_write(args):
         usage("write: needs OUT.json")
     out, rest = args[0], args[1:]
     client_path = None
-    rec = {}
+    rec, obs, merges = {}, {}, []
     i = 0
     while i < len(rest):
         a = rest[i]
@@ -133,11 +126,26 @@ def cmd_write(args):
             client_path = rest[i + 1]
             i += 2
             continue
+        if a == "--merge":
+            if i + 1 >= len(rest):
+                usage("--merge: needs a file")
+            merges.append(rest[i + 1])
+            i += 2
+            continue
+        if a == "--obs":
+            k, sep, v = rest[i + 1].partition("=") if i + 1 < len(rest) else ("", "", "")
+            if not sep or not KEY_RE.match(k):
+                usage("--obs: needs NAME=TEXT")
+            obs[k] = v
+            i += 2
+            continue
         k, sep, v = a.partition("=")
         if not sep or not KEY_RE.match(k):
             usage(f"not key=value: {a!r}")
         rec[k] = typed(k, v)
         i += 1
+    for path in merges:
+        merge(rec, path)
     if client_path and os.path.exists(client_path) and os.path.getsize(client_path) > 0:
         try:
             with open(client_path) as f:
@@ -157,12 +165,11 @@ def cmd_write(args):
             for k, v in client_columns(client).items():
                 if rec.get(k) is None:
                     rec[k] = v
-    flags = [x for x in str(rec.get("flags") or "").split(";") if x]
-    flags += [x for x in sanity_flags(rec, os.cpu_count() or 1) if x not in flags]
-    rec["flags"] = ";".join(flags)
-    if flags and rec.get("status") == "ok":
-        rec["status"] = "suspect"
+    rec = judge.judge(rec, obs, os.cpu_count() or 1)
     try:
+        if obs:
+            runstore.write_json(os.path.join(os.path.dirname(out) or ".", "observations.json"),
+                                obs, indent=1, sort_keys=True)
         runstore.write_json(out, rec, indent=1, sort_keys=True)
     except OSError as e:
         print(f"record.py: cannot write {out}: {e}", file=sys.stderr)

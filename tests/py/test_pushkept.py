@@ -1,6 +1,7 @@
 """harness/lib/pushkept.py: whether a server kept its push schedule, from
 given ramp.csv samples (tests/push_stall.bats runs it end to end: a server
 asked for more lines than it can send is push-behind)."""
+import json
 import os
 import subprocess
 import sys
@@ -196,12 +197,11 @@ class Samples(unittest.TestCase):
         p = self.write("unix_ms,open,slow,pushed,workers_dead,stale_ms\n1000,100,0,0,0,5\n3000,100,0,40,0,5\n")
         r = self.cli("summary", p, "--from", "0", "--to", "5000", "--every", "10")
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("push_kept=2.000", r.stdout.split())
-        self.assertIn("push_kept_verdict=ok", r.stdout.split())
-        self.assertIn("push_kept_min=0.9", r.stdout.split())
+        out = json.loads(r.stdout)
+        self.assertEqual((out["push_kept"], out["push_kept_verdict"], out["push_kept_min"]), ("2.000", "ok", 0.9))
         r = self.cli("summary", "/nonexistent/ramp.csv", "--from", "0", "--to", "1", "--every", "1")
         self.assertEqual(r.returncode, 0)
-        self.assertIn("push_kept_verdict=unmeasured", r.stdout.splitlines())
+        self.assertEqual(json.loads(r.stdout)["push_kept_verdict"], "unmeasured")
         self.assertIn("nonexistent", r.stderr)
 
     def test_cli_bad_arguments(self):

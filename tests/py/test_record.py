@@ -142,7 +142,7 @@ class DisturbSummaryTest(unittest.TestCase):
         finally:
             os.unlink(f.name)
         self.assertEqual(p.returncode, 0, p.stderr)
-        return dict(line.split("=", 1) for line in p.stdout.splitlines())
+        return json.loads(p.stdout)
 
     def test_windows_prorated_and_judged(self):
         # 2 CPUs at 100 Hz: 200 jiffies a second. Ramp 100-104 quiet (1% outside),

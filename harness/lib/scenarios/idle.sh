@@ -22,8 +22,9 @@
 #                         counts again: server, sockets, client must all be N);
 #                         1 for a scenario that closes some by design
 #   scenario_fail WHY [STATUS]  (given) note WHY; an otherwise ok run gets
-#                         STATUS (default scenario-failed): a phase that did
-#                         not happen never leaves the run ok
+#                         STATUS (default scenario-failed; the observation
+#                         scenario_status, judged by lib/judge.py, which lists
+#                         them): a phase that did not happen never leaves the run ok
 #   scenario_after_client once the client has stopped (its summary written),
 #                         the server still running: counts that must include
 #                         everything the client saw (only after scenario_run)
@@ -41,7 +42,7 @@ scenario_keeps_conns() { return 0; }
 scenario_fail() {
     R[note]="${R[note]:+${R[note]}; }$scenario: $1"
     log "$contender: $scenario: $1"
-    [ "${R[status]}" = ok ] && R[status]=${2:-scenario-failed}
+    [ -n "${O[scenario_status]:-}" ] || obs scenario_status "${2:-scenario-failed}"   # lib/judge.py
     return 0
 }
 scenario_after_client() { :; }

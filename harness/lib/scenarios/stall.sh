@@ -313,7 +313,7 @@ scenario_run() {
     [ "$end" = oom-guard ] || stall_ss "$n"
     case $end in
         oom-guard)
-            R[status]=oom-guard
+            obs scenario_status oom-guard   # lib/judge.py
             R[note]="${R[note]:+${R[note]}; }stall: stopped after ${R[stall_phase_s]}s with $n stalled at ${guard_why}; the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * page / 1048576 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
             log "$contender: ${R[note]}" ;;
         server-died)

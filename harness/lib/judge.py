@@ -1,0 +1,264 @@
+"""judge.py - a local run's verdict: its observations in, its status, note and flags out.
+
+run_one.sh drives the processes and records what it saw as observations
+(`obs KEY VALUE`: the server's readiness, how the ramp ended, the end-of-hold
+counts, the dead workers, the silent ones, the stop...) and merges its samplers'
+summaries (acceptq.py, disturb.py, pushkept.py: JSON); record.py passes them
+here with the run's figures, and writes what judge() returns. Every status a
+local run can get is decided in this module (a scenario names its failure as
+the observation scenario_status, one of SCENARIO_STATUSES).
+
+    judge(rec, obs, ncpu) -> the record with status, note, flags (and the
+                             figures() and the health, workers_dead,
+                             disturb_cause and tcp_mem_pressures_stop derived
+                             from the observations)
+
+rec: the run's typed fields (runstore.typed), the client's summary under
+"client"; obs: observation name -> text. Pure: no file, no process.
+"""
+import re
+
+from runstore import typed
+
+# CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
+CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
+                  "storm_server_cpu_pct", "storm_machine_cpu_pct")
+# Percentages of the WHOLE machine (100 = every CPU busy): the disturbance figures.
+CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
+                      "outside_scenario_pct", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct",
+                      "steal_pct", "softirq_pct")
+# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
+# seconds and durations).
+NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
+
+# What the server's readiness check saw (obs ready) -> the status of a run that ends there.
+READY_FAILED = {"unavailable": "unavailable", "exited": "crashed"}
+# How the ramp ended (obs ramp_end) -> status.
+RAMP_END = {"reached": "ok", "server-exited": "crashed", "client-exited": "client-stopped",
+            "oom-guard": "oom-guard", "timeout": "timeout", "ramp-stalled": "ramp-stalled"}
+# The statuses a scenario's phase may give an otherwise ok run (obs scenario_status).
+SCENARIO_STATUSES = ("scenario-failed", "server-died", "broadcast-timeout", "oom-guard",
+                     "storm-timeout", "storm-kill-failed", "storm-restart-failed")
+NUM = re.compile(r"^[0-9]+$")
+
+
+def is_num(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def sanity_flags(rec, ncpu):
+    """Words naming each figure outside what is physically possible."""
+    flags = []
+    for k, v in rec.items():
+        if is_num(v) and v < 0 and NON_NEGATIVE.search(k):
+            flags.append(f"negative:{k}")
+    for k in CPU_PCT_OF_ONE:
+        if is_num(rec.get(k)) and rec[k] > 100 * ncpu:
+            flags.append(f"cpu-above-machine:{k}")
+    for k in CPU_PCT_OF_MACHINE:
+        if is_num(rec.get(k)) and rec[k] > 100:
+            flags.append(f"cpu-above-machine:{k}")
+    acc, target = rec.get("accepted"), rec.get("target")
+    if is_num(acc) and is_num(target) and acc > target:
+        flags.append("accepted-above-target")
+    return flags
+
+
+def _t(v):
+    """A record value as the shell wrote it ("" for none)."""
+    return "" if v is None else str(v)
+
+
+def _count(v):
+    """A count observation: its int, None when not a plain count."""
+    v = _t(v)
+    return int(v) if NUM.match(v) else None
+
+
+def _trunc_div(a, b):
+    """a / b rounded toward zero (as bash's $(( )) does)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _pct_of_one_cpu(before, after, ncpu):
+    """The machine's busy share between two "busy total" jiffies readings
+    (lib/probe.sh machine_cpu), in % of ONE CPU (200 = both CPUs of 2 busy)."""
+    (b0, t0), (b1, t1) = (map(int, before.split()), map(int, after.split()))
+    return f"{100 * ncpu * (b1 - b0) / (t1 - t0):.0f}" if t1 - t0 else "0"
+
+
+def figures(obs, accepted):
+    """(figures, flags) derived from run_one.sh's raw readings: times (unix
+    seconds), CPU ticks, "busy total" jiffies, "anon pss" and "sockets slab"
+    KiB (lib/probe.sh); per connection: of the ACCEPTED. A reading it lacks
+    leaves its figures out."""
+    f, flags = {}, []
+    hz, ncpu = int(obs.get("clk_tck") or 100), int(obs.get("stat_cpus") or 1)
+    if "t0" in obs:
+        f["client_start_unix_ms"] = f"{float(obs['t0']) * 1000:.0f}"
+    if "t1" in obs:
+        f["t_accept_s"] = f"{float(obs['t1']) - float(obs['t0']):.3f}"
+        f["server_cpu_connect_s"] = f"{(int(obs['cpu1']) - int(obs['cpu0'])) / hz:.2f}"
+        f["machine_cpu_connect_pct"] = _pct_of_one_cpu(obs["machine0"], obs["machine1"], ncpu)
+    for key, cols in (("rss_idle", ("server_rss_idle_kib", "server_pss_idle_kib")),
+                      ("rss_full", ("server_rss_kib", "server_pss_kib"))):
+        if key in obs:
+            f.update(zip(cols, obs[key].split()))
+    n = accepted if isinstance(accepted, int) and not isinstance(accepted, bool) else 0
+    if "rss_full" in obs and n > 0:
+        f["user_bytes_per_conn"] = str(_trunc_div((int(obs["rss_full"].split()[0]) - int(obs["rss_idle"].split()[0])) * 1024, n))
+        # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
+        # An unreadable figure ("-") is left out and flagged, never a made-up 0.
+        for i, col in ((0, "kernel_bytes_per_conn"), (1, "slab_bytes_per_conn")):
+            a, b = obs["slab0"].split()[i], obs["slab1"].split()[i]
+            if a != "-" and b != "-":
+                f[col] = str(_trunc_div((int(b) - int(a)) * 1024, n))
+            else:
+                flags.append(f"unmeasured:{col}")
+    if "hold_d" in obs:
+        # the CPU% over the wall time between the midpoints of the two readings
+        a, b, c, d = (float(obs[k]) for k in ("hold_a", "hold_b", "hold_c", "hold_d"))
+        f["hold_wall_s"] = wall = f"{(c + d) / 2 - (a + b) / 2:.3f}"
+        ticks = int(obs["hold_cpu1"]) - int(obs["hold_cpu0"])
+        f["server_cpu_hold_pct"] = f"{100 * ticks / hz / float(wall):.1f}" if float(wall) > 0 else "0.0"
+        f["machine_cpu_hold_pct"] = _pct_of_one_cpu(obs["hold_machine0"], obs["hold_machine1"], ncpu)
+    return f, flags
+
+
+def ramp_verdict(rec, obs):
+    """(status, note) of the run up to the end of its ramp."""
+    ready = obs.get("ready")
+    if ready is None:   # no run observed: the status given stands (a remote run's, a test's)
+        return _t(rec.get("status")) or "failed", ""
+    if ready != "ok":
+        return READY_FAILED.get(ready, "failed"), f"server did not become ready: {obs.get('ready_log', '')}"
+    end = obs.get("ramp_end")
+    if end == "server-exited":
+        oom = obs.get("ramp_oom", "")
+        return "crashed", "server exited during the ramp" + (
+            f": the kernel's OOM killer killed {oom} (dmesg)" if oom else "")
+    if end == "client-exited":
+        return "client-stopped", f"client exited: {obs.get('client_log', '')}"
+    if end == "oom-guard":
+        return "oom-guard", ("usable memory (MemAvailable less the reclaimable slab) under "
+                             f"{_t(rec.get('min_available_mib'))} MiB")
+    if end == "timeout":
+        return "timeout", f"not all accepted after {_t(rec.get('timeout_s'))}s"
+    if end == "ramp-stalled":
+        return "ramp-stalled", (
+            f"no new connection for {_t(rec.get('ramp_stall_s'))}s: at most {obs.get('ramp_best', '')} of "
+            f"{_t(rec.get('target'))} open, {obs.get('ramp_open') or '?'} now, "
+            f"after {float(obs.get('ramp_elapsed_s') or 0):.0f}s")
+    return RAMP_END.get(end, "failed"), ""
+
+
+def health(rec, obs):
+    """(health text, (server, sockets, client) counts as text or "") at the end of the hold."""
+    inuse, listen = obs.get("h_inuse", ""), obs.get("h_listen", "")
+    sock = ""
+    if NUM.match(inuse) and re.match(r"^-?[0-9]+$", listen) and (int(inuse) - int(listen)) % 2 == 0:
+        sock = str((int(inuse) - int(listen)) // 2)
+    client = (rec.get("client") or {}).get("open_at_end")
+    client = str(client) if isinstance(client, int) and not isinstance(client, bool) and client >= 0 else ""
+    server = obs.get("h_server", "")
+    dead_stat = obs.get("dead_stat", "")
+    text = (f"target={_t(rec.get('target'))} server={server or '?'} sockets={sock or '?'} "
+            f"(inuse {inuse or '?'} - {listen or '?'} listening, /2) client={client or '?'} "
+            f"workers_dead={_t(rec.get('workers_dead'))}/{obs.get('n_workers', '')}"
+            + (f" (counters: {dead_stat})" if dead_stat else ""))
+    return text, (server, sock, client)
+
+
+def judge(rec, obs, ncpu):
+    """The record with its verdict (see the module's doc)."""
+    r = dict(rec)
+    push_kept = r.pop("push_kept_verdict", None)   # lib/pushkept.py's, merged: not a column
+    derived, flags = figures(obs, r.get("accepted"))
+    r.update((k, typed(k, v)) for k, v in derived.items())
+    flags += [x for x in _t(r.get("flags")).split(";") if x]
+    status, first = ramp_verdict(r, obs)
+    notes = [first] if first else []
+    notes += [x for x in [_t(r.get("note"))] if x]   # the scenario's notes, as it wrote them
+    if "dead_gone" in obs:
+        # the dead workers: gone from the process table, or dead by the counters file
+        dead, stat = _count(obs["dead_gone"]) or 0, _count(obs.get("dead_stat"))
+        r["workers_dead"] = stat if stat is not None and stat > dead else dead
+    if status == "ok" and obs.get("scenario_status"):
+        status = obs["scenario_status"] if obs["scenario_status"] in SCENARIO_STATUSES else "scenario-failed"
+    at_end = obs.get("verdict") == "1"   # the run got to its end-of-run checks
+    if at_end and obs.get("ramp_end") == "reached":
+        r["health"], (server, sock, client) = health(r, obs)
+        conns = _t(r.get("target"))
+        dead, parent_gone = r.get("workers_dead") or 0, _count(obs.get("parent_gone")) or 0
+        if status != "ok":
+            pass   # the scenario's own status stands (storm-timeout...); the health is recorded
+        elif dead > 0 or parent_gone > 0:
+            status = "server-died"
+            oom = obs.get("oom", "")
+            notes.append(f"server died during the run: {dead} worker(s) dead"
+                         + (", parent gone" if parent_gone > 0 else "")
+                         + (f"; the kernel's OOM killer killed {oom} (dmesg)" if oom else ""))
+        elif obs.get("silent"):
+            status = "server-hung"
+            notes.append(f"worker(s) alive but serving nothing: no line counted and no CPU used over the end of "
+                         f"the {_t(r.get('hold_s'))}s hold while their connections were pinged every "
+                         f"{_t(r.get('heartbeat_s'))}s (pid:open {obs['silent']})")
+        elif not server or not sock or not client or server != conns or sock != conns or client != conns:
+            status = "inconsistent"
+            notes.append(f"the end-of-hold counts disagree: {r['health']}")
+        elif push_kept == "behind":
+            status = "push-behind"   # lib/probe.sh push_kept_check; the note says by how much
+    if at_end:
+        status = disturbance(r, obs, status, flags)
+    if "stop_killed" in obs:
+        if obs["stop_killed"] == "1":
+            notes.append("server ignored SIGTERM for 120s: killed")
+        elif _t(r.get("server_exit")) != "0" and status == "ok":
+            notes.append(f"server exited {_t(r.get('server_exit'))} after SIGTERM (see server.log)")
+    if "interrupted" in obs:
+        status, notes = "interrupted", [f"interrupted by SIG{obs['interrupted']}"]
+    r["status"] = status
+    if notes:
+        r["note"] = "; ".join(notes)
+    else:
+        r.pop("note", None)
+    flags += [x for x in sanity_flags(r, ncpu) if x not in flags]
+    r["flags"] = ";".join(flags)
+    if flags and r["status"] == "ok":
+        r["status"] = "suspect"
+    return r
+
+
+def disturbance(r, obs, status, flags):
+    """What disturbed the run (r's disturb_cause), the flags it could not
+    measure, and its status: only an otherwise ok run becomes disturbed."""
+    causes = []
+    if r.pop("disturbed", None) == 1:
+        causes.append(_t(r.get("disturb_cause")))
+    # The kernel's machine-wide TCP memory limit (net.ipv4.tcp_mem): a run that met
+    # it before its client stopped had its socket buffers clamped and, past the
+    # hard limit, connections killed, so its timings, drops and memory are the
+    # limit's, not the contender's. The client's stop meeting it is recorded, not
+    # a cause: nothing is measured after it.
+    p_end, pressures = _count(obs.get("tcp_mem_pressures_end")), r.get("tcp_mem_pressures")
+    if p_end is not None and isinstance(pressures, int) and pressures >= 0:
+        r["tcp_mem_pressures_stop"] = p_end - pressures
+    if (pressures if is_num(pressures) else 0) > 0 or (
+            r.get("tcp_abort_on_memory") if is_num(r.get("tcp_abort_on_memory")) else 0) > 0:
+        arg = obs.get("tcp_mem_arg", "host")
+        causes.append("the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, machine-wide: "
+                      f"{_t(r.get('tcp_mem'))} pages" + (f", set for this run by --tcp-mem {arg}" if arg != "host" else "")
+                      + f"): TCPMemoryPressures {_t(pressures) or '?'}, TCPAbortOnMemory {_t(r.get('tcp_abort_on_memory')) or '?'}")
+    if r.get("gate") == "timeout":
+        causes.append(f"started after the quiet gate timed out ({obs.get('quiet_max', '')}s): {obs.get('gate_cause', '')}")
+    # No disturbance figure (the sampler failed): the run is not proven quiet.
+    # (disturb.py flags a window its samples did not cover: disturbance-unmeasured:ramp|hold)
+    if obs.get("ramp_end") == "reached" and r.get("outside_cpu_pct") is None \
+            and not any("disturbance-unmeasured" in f for f in flags):
+        flags.append("disturbance-unmeasured")
+    if causes:
+        r["disturb_cause"] = "; ".join(causes)
+        return "disturbed" if status == "ok" else status
+    r.pop("disturb_cause", None)
+    return status

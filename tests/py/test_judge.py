@@ -1,0 +1,176 @@
+"""Unit tests of a local run's verdict (harness/lib/judge.py): one case per
+status, from observations as run_one.sh records them. Pure: no process."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
+import judge  # noqa: E402
+
+
+def run(obs=None, **rec):
+    """A 1,000-connection run that went well, changed by obs and rec."""
+    r = {"contender": "c", "target": 1000, "accepted": 1000, "status": "failed", "hold_s": 10,
+         "heartbeat_s": 5, "timeout_s": 600, "ramp_stall_s": 120, "min_available_mib": 1024,
+         "gate": "pass", "tcp_mem": "1 2 3", "outside_cpu_pct": 0.5, "server_exit": 0,
+         "tcp_mem_pressures": 0, "tcp_abort_on_memory": 0, "client": {"open_at_end": 1000}}
+    o = {"ready": "ok", "ramp_end": "reached", "dead_gone": "0", "dead_stat": "0",
+         "parent_gone": "0", "n_workers": "2", "h_server": "1000", "h_inuse": "2002",
+         "h_listen": "2", "silent": "", "oom": "", "tcp_mem_arg": "host", "quiet_max": "600",
+         "gate_cause": "", "verdict": "1", "stop_killed": "0"}
+    r.update(rec)
+    o.update(obs or {})
+    return judge.judge(r, {k: v for k, v in o.items() if v is not None}, 2)
+
+
+class Judge(unittest.TestCase):
+    def test_ok(self):
+        r = run()
+        self.assertEqual((r["status"], r["flags"], r["workers_dead"]), ("ok", "", 0))
+        self.assertNotIn("note", r)
+        self.assertEqual(r["health"], "target=1000 server=1000 sockets=1000 (inuse 2002 - 2 listening, /2) "
+                                      "client=1000 workers_dead=0/2 (counters: 0)")
+
+    def test_not_ready(self):
+        for ready, status in (("unavailable", "unavailable"), ("exited", "crashed"), ("not-ready", "failed")):
+            r = run({"ready": ready, "ready_log": "no io_uring", "ramp_end": None, "verdict": None,
+                     "stop_killed": None})
+            self.assertEqual((r["status"], r["note"]), (status, "server did not become ready: no io_uring"))
+
+    def test_crashed_in_the_ramp(self):
+        r = run({"ramp_end": "server-exited", "ramp_oom": ""})
+        self.assertEqual((r["status"], r["note"]), ("crashed", "server exited during the ramp"))
+        self.assertNotIn("health", r)
+        r = run({"ramp_end": "server-exited", "ramp_oom": "pid 12 (python3)"})
+        self.assertEqual(r["note"], "server exited during the ramp: the kernel's OOM killer killed pid 12 (python3) (dmesg)")
+
+    def test_ramp_ends(self):
+        self.assertEqual((run({"ramp_end": "client-exited", "client_log": "EMFILE"})["status"],
+                          run({"ramp_end": "client-exited", "client_log": "EMFILE"})["note"]),
+                         ("client-stopped", "client exited: EMFILE"))
+        r = run({"ramp_end": "oom-guard"})
+        self.assertEqual((r["status"], r["note"]), ("oom-guard", "usable memory (MemAvailable less the reclaimable slab) under 1024 MiB"))
+        r = run({"ramp_end": "timeout"})
+        self.assertEqual((r["status"], r["note"]), ("timeout", "not all accepted after 600s"))
+        r = run({"ramp_end": "ramp-stalled", "ramp_best": "700", "ramp_open": "650", "ramp_elapsed_s": "200.6"})
+        self.assertEqual((r["status"], r["note"]),
+                         ("ramp-stalled", "no new connection for 120s: at most 700 of 1000 open, 650 now, after 201s"))
+        self.assertEqual(run({"ramp_end": "ramp-stalled", "ramp_best": "0", "ramp_open": "",
+                              "ramp_elapsed_s": "130"})["note"],
+                         "no new connection for 120s: at most 0 of 1000 open, ? now, after 130s")
+        self.assertEqual(run({"ramp_end": None, "verdict": None, "stop_killed": None})["status"], "failed")
+
+    def test_server_died(self):
+        r = run({"dead_gone": "1"})
+        self.assertEqual((r["status"], r["note"], r["workers_dead"]),
+                         ("server-died", "server died during the run: 1 worker(s) dead", 1))
+        # the counters file counts more dead than are gone; the parent gone; the OOM killer's note
+        r = run({"dead_stat": "2", "parent_gone": "1", "oom": "pid 7 (c1m-server)"}, note="stall: x")
+        self.assertEqual((r["status"], r["workers_dead"]), ("server-died", 2))
+        self.assertEqual(r["note"], "stall: x; server died during the run: 2 worker(s) dead, parent gone; "
+                                    "the kernel's OOM killer killed pid 7 (c1m-server) (dmesg)")
+        self.assertIn("workers_dead=2/2 (counters: 2)", r["health"])
+
+    def test_server_hung(self):
+        r = run({"silent": "123:500"})
+        self.assertEqual(r["status"], "server-hung")
+        self.assertIn("the 10s hold while their connections were pinged every 5s (pid:open 123:500)", r["note"])
+
+    def test_inconsistent(self):
+        for o, rec in (({"h_server": "999"}, {}), ({"h_inuse": "2001"}, {}), ({"h_inuse": ""}, {}),
+                       ({}, {"client": {"open_at_end": 998}}), ({}, {"client": None})):
+            r = run(o, **rec)
+            self.assertEqual(r["status"], "inconsistent", (o, rec))
+            self.assertTrue(r["note"].startswith("the end-of-hold counts disagree: target=1000 "), r["note"])
+        self.assertIn("sockets=? (inuse 2001 - 2 listening, /2)", run({"h_inuse": "2001"})["health"])
+
+    def test_push_behind(self):
+        r = run(push_kept_verdict="behind")
+        self.assertEqual(r["status"], "push-behind")
+        self.assertNotIn("push_kept_verdict", r)
+        self.assertEqual(run(push_kept_verdict="ok")["status"], "ok")
+        # the health first
+        self.assertEqual(run({"dead_gone": "1"}, push_kept_verdict="behind")["status"], "server-died")
+
+    def test_scenario_status_stands(self):
+        for s in judge.SCENARIO_STATUSES:
+            r = run({"scenario_status": s, "dead_gone": "1"})
+            self.assertEqual(r["status"], s)
+            self.assertIn("health", r)
+        self.assertEqual(run({"scenario_status": "bogus"})["status"], "scenario-failed")
+
+    def test_disturbed(self):
+        r = run(disturbed=1, disturb_cause="outside CPU 9% over the ramp")
+        self.assertEqual((r["status"], r["disturb_cause"]), ("disturbed", "outside CPU 9% over the ramp"))
+        self.assertNotIn("disturbed", r)
+        r = run({"gate_cause": "sockets not freed"}, gate="timeout")
+        self.assertEqual((r["status"], r["disturb_cause"]),
+                         ("disturbed", "started after the quiet gate timed out (600s): sockets not freed"))
+        r = run({"tcp_mem_arg": "auto", "tcp_mem_pressures_end": "5"}, tcp_mem_pressures=3)
+        self.assertEqual(r["status"], "disturbed")
+        self.assertEqual(r["disturb_cause"], "the kernel's TCP memory limit was reached (net.ipv4.tcp_mem, "
+                         "machine-wide: 1 2 3 pages, set for this run by --tcp-mem auto): "
+                         "TCPMemoryPressures 3, TCPAbortOnMemory 0")
+        self.assertEqual(r["tcp_mem_pressures_stop"], 2)
+        r = run(tcp_abort_on_memory=1, disturbed=1, disturb_cause="a")
+        self.assertEqual(r["disturb_cause"].split("; ")[0], "a")
+        self.assertIn("machine-wide: 1 2 3 pages): TCPMemoryPressures 0, TCPAbortOnMemory 1", r["disturb_cause"])
+        # the cause is kept on a run that failed otherwise; its status stands
+        r = run({"dead_gone": "1"}, disturbed=1, disturb_cause="a")
+        self.assertEqual((r["status"], r["disturb_cause"]), ("server-died", "a"))
+        # a cause given but not disturbed is dropped
+        self.assertNotIn("disturb_cause", run(disturb_cause="x"))
+
+    def test_disturbance_unmeasured(self):
+        r = run(outside_cpu_pct=None)
+        self.assertEqual((r["status"], r["flags"]), ("suspect", "disturbance-unmeasured"))
+        r = run(outside_cpu_pct=None, flags="disturbance-unmeasured:hold")
+        self.assertEqual(r["flags"], "disturbance-unmeasured:hold")
+        self.assertEqual(run({"ramp_end": "timeout"}, outside_cpu_pct=None)["flags"], "")
+
+    def test_flags(self):
+        r = run(flags="unmeasured:kernel_bytes_per_conn")
+        self.assertEqual((r["status"], r["flags"]), ("suspect", "unmeasured:kernel_bytes_per_conn"))
+        r = run(user_bytes_per_conn=-5, server_cpu_hold_pct=250.0, accepted=1001)
+        self.assertEqual(r["flags"], "negative:user_bytes_per_conn;cpu-above-machine:server_cpu_hold_pct;"
+                                     "accepted-above-target")
+
+    def test_stop(self):
+        r = run({"stop_killed": "1"})
+        self.assertEqual((r["status"], r["note"]), ("ok", "server ignored SIGTERM for 120s: killed"))
+        self.assertEqual(run(server_exit=1)["note"], "server exited 1 after SIGTERM (see server.log)")
+        self.assertEqual(run({"dead_gone": "1"}, server_exit=1)["note"], "server died during the run: 1 worker(s) dead")
+
+    def test_figures(self):
+        r = run({"t0": "1700000000.123456", "t1": "1700000002.5", "cpu0": "10", "cpu1": "61", "clk_tck": "100",
+                 "stat_cpus": "2", "machine0": "100 1000", "machine1": "250 1300", "rss_idle": "1000 1200",
+                 "rss_full": "1500 1900", "slab0": "100 5000", "slab1": "90 6000", "hold_a": "10", "hold_b": "10.5",
+                 "hold_c": "20", "hold_d": "20.5", "hold_cpu0": "0", "hold_cpu1": "5",
+                 "hold_machine0": "0 0", "hold_machine1": "0 0"}, accepted=1000)
+        self.assertEqual({k: r[k] for k in ("client_start_unix_ms", "t_accept_s", "server_cpu_connect_s",
+                                            "machine_cpu_connect_pct", "server_rss_idle_kib", "server_pss_kib",
+                                            "user_bytes_per_conn", "kernel_bytes_per_conn", "slab_bytes_per_conn",
+                                            "hold_wall_s", "server_cpu_hold_pct", "machine_cpu_hold_pct")},
+                         {"client_start_unix_ms": 1700000000123, "t_accept_s": 2.377, "server_cpu_connect_s": 0.51,
+                          "machine_cpu_connect_pct": 100, "server_rss_idle_kib": 1000, "server_pss_kib": 1900,
+                          "user_bytes_per_conn": 512, "kernel_bytes_per_conn": -10, "slab_bytes_per_conn": 1024,
+                          "hold_wall_s": 10.0, "server_cpu_hold_pct": 0.5, "machine_cpu_hold_pct": 0})
+        self.assertEqual(r["flags"], "negative:kernel_bytes_per_conn")   # rounded toward zero, then flagged
+        r = run({"rss_idle": "1000 1200", "rss_full": "1500 1900", "slab0": "- 5000", "slab1": "- 6000"},
+                flags="unmeasured:push_kept")
+        self.assertEqual(r["flags"], "unmeasured:kernel_bytes_per_conn;unmeasured:push_kept")
+        self.assertNotIn("kernel_bytes_per_conn", r)
+        self.assertNotIn("user_bytes_per_conn", run({"rss_idle": "1 1", "rss_full": "2 2", "slab0": "1 1",
+                                                      "slab1": "2 2"}, accepted=None))
+
+    def test_interrupted(self):
+        r = run({"interrupted": "INT", "dead_gone": "1"}, note="push: x")
+        self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGINT"))
+
+    def test_no_observation_keeps_the_given_status(self):
+        r = judge.judge({"status": "host-lost", "note": "h1 lost"}, {}, 2)
+        self.assertEqual((r["status"], r["note"]), ("host-lost", "h1 lost"))
+
+
+if __name__ == "__main__":
+    unittest.main()
