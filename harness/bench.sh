@@ -25,7 +25,7 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
-       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
+       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX CALIBRATE
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE PY_GC
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
@@ -60,6 +60,8 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             (MemAvailable less SReclaimable, the open sockets' slab)
   MEM_GUARD_MIB=            pretend usable memory is this (tests the memory guard)
   SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
+  CALIBRATE=1               0: no calibration of this machine (c1m-calib) before the runs,
+                            none in meta.json (the tests that judge something else)
   QUIET_MAX=600             before each run, wait up to this for a quiet machine (earlier
                             sockets freed, CPUs idle); 0 = no gate. A run started after
                             the wait timed out is marked disturbed
@@ -128,7 +130,8 @@ read_settings() {
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
-    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
+    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}; CALIBRATE=${CALIBRATE:-1}
+    [[ $CALIBRATE =~ ^[01]$ ]] || bad "CALIBRATE: expects 0 or 1: $CALIBRATE"
     QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}; INIT_PCT=${INIT_PCT:-5}
     in_range "$QUIET_MAX" 0 86400 || bad "QUIET_MAX: expects whole seconds (0 = no gate): $QUIET_MAX"
     in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
@@ -413,6 +416,7 @@ calibrate() {
     local js err
     [ -x "$BUILD/c1m-calib" ] || { say "warning: $BUILD/c1m-calib is missing: no calibration (make build)"; return 0; }
     [ -z "$HOSTS_JSON" ] || { say "calibration: none with HOSTS (it measures this machine, not the hosts)"; return 0; }
+    [ "$CALIBRATE" = 1 ] || { say "calibration: none (CALIBRATE=0)"; return 0; }
     quiet_gate "$QUIET_MAX" "$QUIET_CPU_PCT" "$BASE_SLAB_KIB" "$BASE_TCP_OBJS" ""
     # bounded by c1m-calib itself (each round ends within 60 s); in this process
     # group, so a ^C reaches it
