@@ -495,9 +495,11 @@ guard() {
 
 # settle: the previous run's sockets are freed asynchronously after its
 # namespace is deleted; wait (up to SETTLE_MAX s) until Slab stops shrinking so
-# the next baseline and the guard see a quiet machine.
+# the next baseline and the guard see a quiet machine. Once after each run
+# started (SETTLE_DUE): a row skipped by the guard freed nothing to wait for.
 settle() {
     local prev cur i
+    SETTLE_DUE=0
     prev=$(awk '/^Slab:/{print $2}' /proc/meminfo)
     for ((i = 0; i < SETTLE_MAX; i++)); do
         sleep 1 & wait $!
@@ -541,7 +543,7 @@ eta() {
 }
 
 # ---- one run ----------------------------------------------------------------
-CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0
+CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0 SETTLE_DUE=0
 declare -A RES=()
 declare -A UNAVAILABLE=()
 
@@ -634,7 +636,7 @@ run_case() {
         record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
         return
     fi
-    [ "$RUN_NO" -gt 1 ] && [ -z "$HOSTS_JSON" ] && settle
+    [ "$SETTLE_DUE" = 1 ] && [ -z "$HOSTS_JSON" ] && settle
     # (the guard reads this machine's memory: not the remote server's)
     if [ -z "$HOSTS_JSON" ] && ! guard "$c" "$n"; then
         say "   skipped: does not fit in memory: $GUARD_MSG"
@@ -669,6 +671,7 @@ run_case() {
     # bench.sh copies that file to the terminal: no pipe between them whose
     # reader, dying first, could kill run_one.sh with SIGPIPE before it cleans up.
     : > "$dir/run_one.log"
+    SETTLE_DUE=1
     "${runner[@]}" "${args[@]}" --log "$dir/run_one.log" &
     CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" "${keys[@]}")
     # (a run over SSH: the next bench.sh stops it if this one is killed: remote_orphans)
