@@ -25,7 +25,7 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
-       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX
+       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX CALIBRATE
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE PY_GC
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
@@ -60,6 +60,8 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             (MemAvailable less SReclaimable, the open sockets' slab)
   MEM_GUARD_MIB=            pretend usable memory is this (tests the memory guard)
   SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
+  CALIBRATE=1               0: no calibration of this machine (c1m-calib) before the runs,
+                            none in meta.json (the tests that judge something else)
   QUIET_MAX=600             before each run, wait up to this for a quiet machine (earlier
                             sockets freed, CPUs idle); 0 = no gate. A run started after
                             the wait timed out is marked disturbed
@@ -128,7 +130,8 @@ read_settings() {
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
-    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}
+    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}; CALIBRATE=${CALIBRATE:-1}
+    [[ $CALIBRATE =~ ^[01]$ ]] || bad "CALIBRATE: expects 0 or 1: $CALIBRATE"
     QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}; INIT_PCT=${INIT_PCT:-5}
     in_range "$QUIET_MAX" 0 86400 || bad "QUIET_MAX: expects whole seconds (0 = no gate): $QUIET_MAX"
     in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
@@ -413,6 +416,7 @@ calibrate() {
     local js err
     [ -x "$BUILD/c1m-calib" ] || { say "warning: $BUILD/c1m-calib is missing: no calibration (make build)"; return 0; }
     [ -z "$HOSTS_JSON" ] || { say "calibration: none with HOSTS (it measures this machine, not the hosts)"; return 0; }
+    [ "$CALIBRATE" = 1 ] || { say "calibration: none (CALIBRATE=0)"; return 0; }
     quiet_gate "$QUIET_MAX" "$QUIET_CPU_PCT" "$BASE_SLAB_KIB" "$BASE_TCP_OBJS" ""
     # bounded by c1m-calib itself (each round ends within 60 s); in this process
     # group, so a ^C reaches it
@@ -491,9 +495,11 @@ guard() {
 
 # settle: the previous run's sockets are freed asynchronously after its
 # namespace is deleted; wait (up to SETTLE_MAX s) until Slab stops shrinking so
-# the next baseline and the guard see a quiet machine.
+# the next baseline and the guard see a quiet machine. Once after each run
+# started (SETTLE_DUE): a row skipped by the guard freed nothing to wait for.
 settle() {
     local prev cur i
+    SETTLE_DUE=0
     prev=$(awk '/^Slab:/{print $2}' /proc/meminfo)
     for ((i = 0; i < SETTLE_MAX; i++)); do
         sleep 1 & wait $!
@@ -537,7 +543,7 @@ eta() {
 }
 
 # ---- one run ----------------------------------------------------------------
-CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0
+CUR_PID="" CUR_DIR="" CUR_ROW=() INTERRUPTED=0 FINISHED=0 HARNESS_ERRORS=0 RUN_NO=0 SETTLE_DUE=0
 declare -A RES=()
 declare -A UNAVAILABLE=()
 
@@ -630,7 +636,7 @@ run_case() {
         record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
         return
     fi
-    [ "$RUN_NO" -gt 1 ] && [ -z "$HOSTS_JSON" ] && settle
+    [ "$SETTLE_DUE" = 1 ] && [ -z "$HOSTS_JSON" ] && settle
     # (the guard reads this machine's memory: not the remote server's)
     if [ -z "$HOSTS_JSON" ] && ! guard "$c" "$n"; then
         say "   skipped: does not fit in memory: $GUARD_MSG"
@@ -665,6 +671,7 @@ run_case() {
     # bench.sh copies that file to the terminal: no pipe between them whose
     # reader, dying first, could kill run_one.sh with SIGPIPE before it cleans up.
     : > "$dir/run_one.log"
+    SETTLE_DUE=1
     "${runner[@]}" "${args[@]}" --log "$dir/run_one.log" &
     CUR_PID=$! CUR_DIR=$dir CUR_ROW=("$id" "$dir" "${keys[@]}")
     # (a run over SSH: the next bench.sh stops it if this one is killed: remote_orphans)

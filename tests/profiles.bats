@@ -16,9 +16,10 @@ load_bats_libs
 # server keeps its own per-worker cap: under stock (tcp_migrate_req 0) a worker
 # that closes its full listener resets the connections still queued there, and
 # the run would (rightly) fail: a finding for the benchmark, not for this test.
+# smallest: no calibration (CALIBRATE=0): nothing here reads it.
 bench() {
     local out=$1 log=$2; shift 2
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 TIMEOUT=120 \
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 TIMEOUT=120 \
         CLIENT_WORKER_CONNS=800 SETTLE_MAX=5 OUT="$out" \
         PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$log" 2>&1
 }

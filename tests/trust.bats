@@ -215,12 +215,14 @@ gate() {
 }
 
 # kill_in_hold COMM [ARGS...]: start a run (ARGS: more run_one.sh flags) with a
-# 10 s hold, kill -9 one worker process named COMM (a COMM in the run's
+# 4 s hold, kill -9 one worker process named COMM (a COMM in the run's
 # namespace whose parent is a COMM) once the hold started, and wait for the
 # run to finish (exit 0).
+# smallest: a 4 s hold (was 10): the kill lands within a second of the hold's
+# start (one look at the namespace's pids), and the health is judged at its end.
 kill_in_hold() {
     mkdir -p "$OUT"
-    run_one --hold 10 --quiet-max 0 --disturb-pct 100 "${@:2}" 2> "$OUT.err" &
+    run_one --hold 4 --quiet-max 0 --disturb-pct 100 "${@:2}" 2> "$OUT.err" &
     RUN_PID=$!
     wait_for 60 grep -q holding "$OUT.err" || { cat "$OUT.err" >&2; fail "the hold never started"; }
     local ns victim="" p pp
@@ -312,9 +314,11 @@ kill_in_hold() {
     done
     [ -n "$victim" ] || fail "no c1m-server worker found in $ns"
     # frozen from the hold's start to past its end (alive, its counters at
-    # their last figures), thawed so that the server stops cleanly
+    # their last figures), thawed so that the server stops cleanly: the
+    # client's summary is written once the hold ended and the client stopped
+    # (was a fixed sleep 6); the 4 s hold leaves the 2 s of silence judged
     kill -STOP "$victim"
-    sleep 6
+    wait_for 60 test -s "$OUT/client.json" || fail "the client never stopped: $(cat "$OUT.err")"
     kill -CONT "$victim"
     wait "$RUN_PID"; local rc=$?
     RUN_PID=
@@ -355,7 +359,9 @@ kill_in_hold() {
     done
     [ ${#frozen[@]} -gt 0 ] || fail "no c1m-server worker found in $ns"
     kill -STOP "${frozen[@]}"
-    sleep 6
+    # thawed once the ramp was judged stalled and the client stopped (its
+    # summary written; was a fixed sleep 6)
+    wait_for 60 test -s "$OUT/client.json" || fail "the client never stopped: $(cat "$OUT.err")"
     kill -CONT "${frozen[@]}"
     wait "$RUN_PID"; local rc=$?
     RUN_PID=
@@ -372,11 +378,12 @@ kill_in_hold() {
     # named like a live benchmark run's (this shell's pid is alive): never taken for an orphan
     PENDING_NS=c1m-$$-4242
     ip netns add "$PENDING_NS"
-    run_one --quiet --hold 1 --quiet-max 3 --quiet-cpu-pct 100 --disturb-pct 100 2> "$OUT.err"
+    # smallest: a 2 s gate (was 3) and no hold (was 1): the wait and its verdict are judged
+    run_one --quiet --hold 0 --quiet-max 2 --quiet-cpu-pct 100 --disturb-pct 100 2> "$OUT.err"
     run get status gate gate_wait_s disturb_cause
     [ "${lines[0]}" = disturbed ] || { show; fail "status ${lines[0]}"; }
     assert_equal "${lines[1]}" timeout
-    awk -v w="${lines[2]}" 'BEGIN{exit !(w >= 3)}' || fail "gate_wait_s ${lines[2]}"
+    awk -v w="${lines[2]}" 'BEGIN{exit !(w >= 2)}' || fail "gate_wait_s ${lines[2]}"
     [[ ${lines[3]} == *"quiet gate timed out"*"namespaces pending: "*"$PENDING_NS"* ]] \
         || fail "cause: ${lines[3]}"
     grep -q "quiet gate: waiting" "$OUT.err"
