@@ -330,13 +330,18 @@ def plotdata(run_dir, rows, data_dir):
         _, t0, v0, r0 = first_key(multi)
         sel = {c: g.get((c, t0, v0, r0), {}) for c in conts}
         with_any = [c for c in conts if sel[c]]
-        tl = [[median(sel[c][p], "t_accept_s") if p in sel[c] else None for c in with_any]
-              for p in profiles]
+        t_med = {c: [median(sel[c][p], "t_accept_s") if p in sel[c] else None for p in profiles]
+                 for c in with_any}
+        # a contender with no median in any profile (every run disturbed or
+        # suspect) has no bar: gnuplot stops on a histogram column without one
+        # valid point ("No valid points"), and bench.sh exited 1 on it
+        drawn = [c for c in with_any if any(x is not None for x in t_med[c])]
+        tl = [[t_med[c][i] for c in drawn] for i in range(len(profiles))]
         v["prof_tier"] = label_of(t0) + (" (%s)" % other_text(v0, r0) if other_text(v0, r0) else "")
-        v["prof_contenders"] = " ".join(with_any)
-        if any(x is not None for line in tl for x in line):
+        v["prof_contenders"] = " ".join(drawn)
+        if drawn:
             with open(os.path.join(data_dir, "profile-t_connect.dat"), "w") as f:
-                f.write("# profile %s: median time to connect, s\n" % " ".join(with_any))
+                f.write("# profile %s: median time to connect, s\n" % " ".join(drawn))
                 for p, line in zip(profiles, tl):
                     f.write("%s %s\n" % (p, " ".join(dat(x) for x in line)))
             plots.append("profile_t_connect")

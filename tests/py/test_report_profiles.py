@@ -259,6 +259,21 @@ class TestReport(Dir):
             self.assertEqual([x for x in f.read().splitlines() if not x.startswith("#")],
                              ["0 1000 NaN", "1 5000 NaN", "2 20000 70", "3 unlimited 300"])
 
+    def test_a_contender_without_a_median_in_any_profile_has_no_bar(self):
+        # every pyext run crashed: no figure to draw; a histogram column without
+        # one valid point stopped gnuplot ("No valid points") and bench.sh exited 1
+        for prof in ("tuned", "stock"):
+            self.add(profile=prof, t_accept_s=1.0)
+            self.add(contender="pyext", profile=prof, status="crashed")
+        data = os.path.join(self.dir, "data")
+        os.makedirs(data)
+        self.assertIn("profile_t_connect", rp.plotdata(self.dir, self.rows(), data))
+        with open(os.path.join(data, "profile-vars.gp")) as f:
+            self.assertIn("prof_contenders = 'c'", f.read())
+        with open(os.path.join(data, "profile-t_connect.dat")) as f:
+            self.assertEqual([x for x in f.read().splitlines() if not x.startswith("#")],
+                             ["tuned 1", "stock 1"])
+
     def test_no_drop_anywhere_is_a_linear_plot_not_an_empty_log_one(self):
         self.add(t_accept_s=1.0, listen_drops=0, reqq_full_drop=0, syn_retrans=0, client_failed=0,
                  connect_timeouts=0)
