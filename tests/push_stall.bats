@@ -547,92 +547,6 @@ asyncio-streams: push-flow
 uvloop: push-flow"
 }
 
-@test "stall: \"steady\" waits for the push intervals in which a filling peer would show (a line it takes may not show in sockstat)" {
-    run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
-                 source "$1/harness/lib/scenarios/stall.sh"
-                 set -u
-                 [ "$(getconf PAGESIZE)" = 4096 ] || { echo "page size $(getconf PAGESIZE)"; exit 0; }
-                 STALL_PUSH_EVERY=30 stall_steady_s                  # c at 1M, 10% stalled: ended steady after 58 s
-                 STALL_STEADY=10 STALL_PUSH_EVERY=0.1 stall_steady_s
-                 STALL_PUSH_EVERY=3.5 stall_steady_s                 # 49: whole seconds, rounded up
-                 STALL_STEADY=500 STALL_PUSH_EVERY=30 stall_steady_s
-                 STALL_PUSH_BYTES=32 stall_steady_s                  # small lines: more of them hide
-                 stall_steady_s                                       # the defaults: a 1 KiB line a second' _ "$C1M_ROOT"
-    assert_success
-    [[ $output != "page size"* ]] || skip "$output"
-    # (2 pages + 4 KiB of --max-pending) / (0.9 x 1 KiB) = 13.3: 14 intervals
-    assert_output "420
-10
-49
-500
-427
-14"
-}
-
-@test "stall: \"steady\" needs TCP memory still against the window's first sample, within a tenth of the stalled peers' push rate" {
-    run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
-                 source "$1/harness/lib/scenarios/stall.sh"
-                 set -u   # as run_one.sh runs it
-                 [ "$(getconf PAGESIZE)" = 4096 ] || { echo "page size $(getconf PAGESIZE)"; exit 0; }
-                 STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=20 stall_still_pages 10000 10
-                 STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=0.1 stall_still_pages 201 5
-                 # steps: the return of stall_window per sample (1 opens a window)
-                 steps() { local m r=""; still_since=""; for m in "$@"; do stall_window "$m" 0 && r+=0 || r+=1; done; echo "$r"; }
-                 still_tol=1000
-                 steps 800000 800000 800100 799900    # still
-                 steps 800000 800600 801200 801800    # each step within 1000 of the last: not still over the window
-                 still_since="" ; stall_window 800000 0; stall_window 800000 1 && echo "slow moved: still" || echo "slow moved: new window"
-                 # the server RssAnon (KiB): within still_tol pages (4000 KiB) + 2 MiB of the
-                 # first sample is still; a server buffering without limit is not
-                 rsteps() { local m r=""; still_since=""; for m in "$@"; do stall_window 800000 0 "$m" && r+=0 || r+=1; done; echo "$r"; }
-                 page=4096
-                 rsteps 100000 103000 106000 94000     # within 6,048 KiB
-                 rsteps 100000 103000 106049 110000    # over: a new window at 106,049
-                 still_since=""; stall_window 800000 0 ""; stall_window 800000 0 "" && echo "no rss: still"
-                 still_since=""; stall_window 800000 0 ""; stall_window 800000 0 5000 && echo "rss from none: still" || echo "rss from none: new window"
-                 still_since=""; stall_window 800000 0 5000; stall_window 800000 0 "" && echo "rss to none: still" || echo "rss to none: new window"
-                 # pyext at 1M, 10,000 stalled, a line every 20 s: what ended the phase "steady"
-                 # after 53 s with nothing cut (1% of the previous sample)
-                 still_tol=$(STALL_PUSH_BYTES=1024 STALL_PUSH_EVERY=20 stall_still_pages 10000 10)
-                 steps 780575 776479 789791 777247 772127 763935 767263 772895 789279 797215 804639 811551 811039' _ "$C1M_ROOT"
-    assert_success
-    [[ $output != "page size"* ]] || skip "$output"
-    # 10,000 x 1 KiB per 20 s over 10 s = 1,250 pages: a tenth + 2
-    assert_line --index 0 127
-    # 201 x 1 KiB per 0.1 s over 5 s = 2,512 pages: a tenth + 2
-    assert_line --index 1 253
-    assert_line --index 2 1000
-    assert_line --index 3 1010
-    assert_line --index 4 "slow moved: new window"
-    assert_line --index 5 1000
-    assert_line --index 6 1010
-    assert_line --index 7 "no rss: still"
-    # an RSS read that failed at one end of the window: no verdict spans it
-    assert_line --index 8 "rss from none: new window"
-    assert_line --index 9 "rss to none: new window"
-    assert_line --index 10 1111111111111
-}
-
-@test "stall: the memory guard stops under the floor, and before it when the next sample at the last one's pace would be under it" {
-    run bash -c 'C1M_ROOT=$1; source "$1/harness/lib/common.sh"; source "$1/harness/lib/scenarios/idle.sh"
-                 source "$1/harness/lib/scenarios/stall.sh"
-                 set -u   # as run_one.sh runs it
-                 g() { local why; why=$(stall_guard "$@") && echo "$why <- stop" || echo "go"; }
-                 g 5000 "" 1024 1          # the first sample: nothing to compare with
-                 g 1000 "" 1024 1          # under the floor
-                 g 3000 4000 1024 1        # fell 1000, 1976 left: the next would be at 2000
-                 g 1500 3000 1024 35       # fell 1500 in 35 s, 476 left: the next would be under
-                 g 1024 1024 1024 1        # at the floor, still: not under it
-                 g "" 4000 1024 1          # MemAvailable unreadable: no verdict' _ "$C1M_ROOT"
-    assert_success
-    assert_line --index 0 "go"
-    assert_line --index 1 "usable memory 1000 MiB (MemAvailable less the reclaimable slab), under the 1024 MiB floor <- stop"
-    assert_line --index 2 "go"
-    assert_line --index 3 "usable memory 1500 MiB (MemAvailable less the reclaimable slab), which fell 1500 MiB over the last 35 s: the next sample would have been under the 1024 MiB floor <- stop"
-    assert_line --index 4 "go"
-    assert_line --index 5 "go"
-}
-
 @test "stall: the memory guard counts MemAvailable less the reclaimable slab (open sockets' inodes and dentries cannot be reclaimed)" {
     local m=$BATS_TEST_TMPDIR/meminfo
     # asyncio-streams at 1M, 10% stalled, at the kernel's OOM kill: MemAvailable
@@ -649,8 +563,8 @@ uvloop: push-flow"
     printf 'MemFree:          316444 kB\n' > "$m"     # no MemAvailable: nothing, never a made-up 0
     run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
     assert_output ""
-    # the stall phase guards on it
-    grep -q 'stall_guard "$usable"' "$C1M_ROOT/harness/lib/scenarios/stall.sh"
+    # the stall phase's monitor guards on it (its rules: tests/py/test_stallmon.py)
+    grep -q 'cli_rules.meminfo_usable_kib' "$C1M_ROOT/harness/lib/stallmon.py"
 }
 
 # bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.

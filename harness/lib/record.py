@@ -3,6 +3,7 @@
 
     record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... [--merge FILE]... key=value...
     record.py get FILE KEY...
+    record.py pairs FILE KEY
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
@@ -22,6 +23,11 @@ above what the machine has, more accepted than asked for, each add a word to
 get: one line per KEY, its value ("" when missing or null; a dotted key such as
 client.heartbeat.pongs reaches into nested objects; a list or object prints as
 JSON). For shell callers: no eval of JSON anywhere.
+
+pairs: the object at KEY (dotted) as key, NUL, value, NUL, for each of its
+keys, values as get prints them (nothing when it is missing): a scenario
+copies its monitor's summary into the run's record (scenarios/idle.sh
+scenario_record).
 
 Exit: 0 done, 1 the file cannot be read or written, 2 usage.
 """
@@ -213,6 +219,20 @@ def cmd_get(args):
     return 0
 
 
+def cmd_pairs(args):
+    if len(args) != 2:
+        usage("pairs: needs FILE and KEY")
+    try:
+        with open(args[0]) as f:
+            obj = lookup(json.load(f), args[1])
+    except (OSError, ValueError) as e:
+        print(f"record.py: cannot read {args[0]}: {e}", file=sys.stderr)
+        return 1
+    for k, v in (obj or {}).items() if isinstance(obj, dict) else ():
+        sys.stdout.write(f"{k}\0{text_of(v)}\0")
+    return 0
+
+
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         usage()
@@ -220,6 +240,8 @@ def main(argv):
         return cmd_write(argv[1:])
     if argv[0] == "get":
         return cmd_get(argv[1:])
+    if argv[0] == "pairs":
+        return cmd_pairs(argv[1:])
     usage(f"unknown command: {argv[0]}")
 
 

@@ -25,6 +25,9 @@
 #                         STATUS (default scenario-failed; the observation
 #                         scenario_status, judged by lib/judge.py, which lists
 #                         them): a phase that did not happen never leaves the run ok
+#   scenario_record FILE  (given) every key of FILE's "record" object (a
+#                         monitor's JSON summary: stallmon.py)
+#                         into R, through lib/record.py pairs: no eval
 #   scenario_after_client once the client has stopped (its summary written),
 #                         the server still running: counts that must include
 #                         everything the client saw (only after scenario_run)
@@ -44,5 +47,10 @@ scenario_fail() {
     log "$contender: $scenario: $1"
     [ -n "${O[scenario_status]:-}" ] || obs scenario_status "${2:-scenario-failed}"   # lib/judge.py
     return 0
+}
+scenario_record() {
+    local kv=() i
+    mapfile -d '' -t kv < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" pairs "$1" record)
+    for ((i = 0; i + 1 < ${#kv[@]}; i += 2)); do R[${kv[i]}]=${kv[i + 1]}; done
 }
 scenario_after_client() { :; }

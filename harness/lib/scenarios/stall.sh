@@ -19,7 +19,8 @@
 # stalled peer's buffer grows until the memory guard stops the run: issue 10's
 # "what an unbounded idiom costs"; contenders without it are `unsupported`).
 #
-# The phase samples once a second (OUT/stall.csv: seconds since the stall,
+# The phase's monitor, lib/stallmon.py, samples once a second
+# (OUT/stall.jsonl, and OUT/stall.csv: seconds since the stall,
 # sockstat TCP mem pages and orphans (machine-wide figures: only inuse and tw
 # are a namespace's own; the quiet gate leaves the run's sockets the only ones), the server's slow count
 # and RssAnon, MemAvailable) and ends when every stalled connection was cut
@@ -119,124 +120,47 @@ scenario_client_args() {
     return 0
 }
 
-# stall_sockstat: "mem_pages orphans" of sockstat's TCP line (machine-wide).
-stall_sockstat() {
-    ip netns exec "$ns" awk '$1=="TCP:"{for (i = 2; i < NF; i += 2) v[$i] = $(i + 1); print v["mem"] + 0, v["orphan"] + 0}' /proc/net/sockstat 2>/dev/null
+# stall_mon ARGS...: lib/stallmon.py sample with the readers of this run:
+# sockstat in the server's namespace, its counters file, the RssAnon of its
+# processes (harness/README.md "Samplers": the phase's end, the window and
+# the memory guard are its rules).
+stall_mon() {
+    # shellcheck disable=SC2154  # run_one.sh's
+    "$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" sample --out "$out/stall.jsonl" \
+        --sockstat "/proc/$spid/net/sockstat" --stats "$stats" --c1m-stat "$BUILD/c1m-stat" \
+        --pids "$pids" --root "$$" "$@"
 }
 
-# stall_still_pages N SECONDS: how far (pages) sockstat's TCP mem may move in
-# SECONDS and still count as "nothing moves" with N stalled: a tenth of what N
-# peers would pin if every line to them were held (N x STALL_PUSH_BYTES per
-# STALL_PUSH_EVERY), plus 2. Scaled by the stalled peers' own rate, not by the
-# machine's total: with 1M reading peers the total (~800,000 pages) swings by
-# 2-28% between samples, and 1% of it hid 10,000 peers filling at one line per
-# 20 s (pyext at 1M ended "steady" after 53 s, nothing cut, 2026-12-04).
-stall_still_pages() {
-    local page
-    page=$(getconf PAGESIZE)
-    awk -v n="$1" -v s="$2" -v b="${STALL_PUSH_BYTES:-1024}" -v e="${STALL_PUSH_EVERY:-1}" -v p="$page" \
-        'BEGIN { printf "%d\n", n * b * s / e / p / 10 + 2 }'
+# stall_knobs: the knobs stallmon.py's rules read.
+stall_knobs() {
+    echo --steady "${STALL_STEADY:-10}" --push-bytes "${STALL_PUSH_BYTES:-1024}" --push-every "${STALL_PUSH_EVERY:-1}"
 }
 
-# stall_steady_s: the seconds without change that end the phase: STALL_STEADY,
-# and at least the push intervals in which a stalled peer still filling takes
-# ten ninths of what can hide from the check. What hides: sockstat counts the
-# pages the sockets reserved, and a socket keeps up to a page reserved after
-# its acked lines are freed (one at each end), and the server's
-# --max-pending (4096, the default the scenario runs) in its userspace. Over
-# fewer intervals a filling peer can move TCP memory by less than the
-# tolerance (a tenth of its lines): c at 1M with 10% stalled, 4 KiB peers and
-# a line every 30 s ended "steady" 58 s after the stall, nothing cut and every
-# stalled peer still taking lines; over 10 s TCP memory had moved 256 pages
-# (sockstat's counter also moves in per-CPU batches of 256) where the
-# tolerance was 835 (2026-12-04). With 1 KiB lines: 14 intervals.
-stall_steady_s() {
-    local page
-    page=$(getconf PAGESIZE 2>/dev/null)
-    awk -v s="${STALL_STEADY:-10}" -v e="${STALL_PUSH_EVERY:-1}" -v b="${STALL_PUSH_BYTES:-1024}" \
-        -v p="${page:-4096}" -v mp=4096 \
-        'function ceil(x) { return (x == int(x)) ? x : int(x) + 1 }
-         BEGIN { w = ceil(ceil((2 * p + mp) / (0.9 * b)) * e); if (w < s) w = s; print w }'
-}
-
-# stall_window MEM SLOW [RSS]: true while MEM stays within $still_tol pages of
-# the window's first sample, SLOW (the server's cut count) has not moved since
-# it, and RSS (the server's RssAnon, KiB) within $still_tol pages plus
-# STALL_RSS_SLACK_KIB of it; otherwise this sample opens a new window
-# (still_since, still_mem, still_slow, still_rss); so does an RSS read at one
-# end of the window and not the other. Against the window's first
-# sample, not the previous one: a queue that fills slowly moves little between
-# two samples, not over a window. The RSS term: a server that buffers in
-# userspace without limit (STALL_PUSH_FLOW=ignore) keeps the kernel's queues
-# full and flat while its own memory grows; the slack is the allocator's noise
-# (small: at 2k connections with a 2 s window, 8 MiB of slack hid a naive
-# server's growth while it pushed at a third of its schedule, CI 2026-12-05).
-STALL_RSS_SLACK_KIB=2048
-stall_window() {
-    local d r=${3:-}
-    if [ -n "$still_since" ] && [ "$2" = "$still_slow" ]; then
-        d=$(( $1 - still_mem ))
-        [ "$d" -lt 0 ] && d=$(( -d ))
-        if [ "$d" -le "$still_tol" ]; then
-            # no RssAnon at either end (a caller without it): TCP alone; at
-            # one end only (a read that failed): a new window, below
-            if [ -z "$r" ] && [ -z "$still_rss" ]; then
-                return 0
-            elif [ -n "$r" ] && [ -n "$still_rss" ]; then
-                d=$(( r - still_rss ))
-                [ "$d" -lt 0 ] && d=$(( -d ))
-                [ "$d" -le $(( still_tol * ${page:-4096} / 1024 + STALL_RSS_SLACK_KIB )) ] && return 0
-            fi
-        fi
-    fi
-    still_since=$EPOCHSECONDS still_mem=$1 still_slow=$2 still_rss=$r
-    return 1
-}
-
-# stall_guard AVAIL PREV_AVAIL FLOOR SECONDS (MiB; PREV_AVAIL may be empty;
-# AVAIL is mem_usable_kib's MemAvailable less the reclaimable slab):
-# says why and succeeds when the phase must stop: AVAIL under the floor, or
-# falling so fast that the next sample, at the pace of the last SECONDS, would
-# be under it (the "predicted" stop).
-stall_guard() {
-    local avail=$1 prev=$2 floor=$3
-    [ -n "$avail" ] || return 1
-    if [ "$avail" -lt "$floor" ]; then
-        echo "usable memory ${avail} MiB (MemAvailable less the reclaimable slab), under the ${floor} MiB floor"
-        return 0
-    fi
-    if [ -n "$prev" ] && [ $((2 * avail - prev)) -lt "$floor" ]; then
-        echo "usable memory ${avail} MiB (MemAvailable less the reclaimable slab), which fell $((prev - avail)) MiB over the last $4 s: the next sample would have been under the ${floor} MiB floor"
-        return 0
-    fi
-    return 1
-}
+# the monitor's pid while it samples (stall_mon_stop, on exit)
+stall_mon_pid=""
+stall_mon_stop() { [ -z "$stall_mon_pid" ] || stop_pid "$stall_mon_pid" 5; stall_mon_pid=""; }
 
 scenario_run() {
-    local frac log=$out/client.log line n at_us mem0 orph0 rss0 slow0 t0 wait=${STALL_WAIT:-300}
-    local steady i mem orph slow rss avail mem_peak rss_peak still_mem=0 still_slow="" still_tol=0 still_rss=""
-    local avail0 avail_kib avail_low gone
-    local still_since="" prev_t t_dead end=wait t_end prev_usable="" usable usable_kib page guard_why="" oom
-    page=$(getconf PAGESIZE 2>/dev/null)   # sockstat's mem is in pages
-    page=${page:-4096}
+    local frac log=$out/client.log line n at_us wait=${STALL_WAIT:-300} steady t0 t_end end guard_why oom
+    local mem0 mem_peak rss0 rss_peak avail0 avail_low usable slow0 page i f=()
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
     R[stall_sndbuf]=$(stall_buf_of "$variant")
     R[stall_push_bytes_cfg]=${STALL_PUSH_BYTES:-1024}
     R[stall_push_every_s]=${STALL_PUSH_EVERY:-1}
     R[stall_push_flow]=${STALL_PUSH_FLOW:-honour}
-    steady=$(stall_steady_s)
+    # shellcheck disable=SC2046  # words
+    steady=$("$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" steady-s $(stall_knobs))
     R[stall_steady_s]=$steady
     [ "$steady" -lt "$wait" ] || log "$contender: stall: the phase cannot end steady: it needs ${steady} s without change (STALL_PUSH_EVERY ${STALL_PUSH_EVERY:-1} s), STALL_WAIT is ${wait} s"
-    read -r mem0 orph0 <<<"$(stall_sockstat)"
-    read -r rss0 _ <<<"$(rss_kib $pids)"
-    slow0=$(stat_get "$stats" slow)
-    R[stall_tcp_mem0_kib]=$(( ${mem0:-0} * page / 1024 ))
+    rm -f "$out/stall.jsonl"
+    stall_mon --once   # the "before" sample: TCP memory, RssAnon, slow, MemAvailable
     if ! awk -v f="$frac" 'BEGIN{exit !(f > 0)}'; then
+        "$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" summary "$out/stall.jsonl" > "$out/stall.json"
+        scenario_record "$out/stall.json"
         R[stalled]=0 R[stall_end]=none
         return 0
     fi
-    avail0=$(mem_available_kib)
     kill -USR2 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return 0; }
     for ((i = 0; i < 600; i++)); do
         line=$(grep -m1 -E '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' "$log" 2>/dev/null) && break
@@ -248,65 +172,30 @@ scenario_run() {
     R[stalled]=$n
     log "$contender: $n connections stalled ($frac of each client worker's), the server pushing"
     t0=$(now_s)
-    mem_peak=${mem0:-0} rss_peak=${rss0:-0} avail_low=${avail0:-}
-    still_tol=$(stall_still_pages "$n" "$steady")
-    echo "seconds,tcp_mem_pages,orphans,slow,server_rss_kib,mem_available_mib" > "$out/stall.csv"
-    # STALL_WAIT and STALL_STEADY are seconds of the clock, not samples: on a
-    # saturated machine one pass of this loop (a dozen short processes) took
-    # ~35 s at 1M with pushes, and counting passes stretched both 35-fold.
-    t_dead=$((EPOCHSECONDS + wait)) prev_t=$EPOCHSECONDS
-    # This loop is the run's memory guard while peers stall, and a starved
-    # guard comes too late: at 1M with 10% stalled the machine fell ~1.8 GB
-    # between two passes 99 s apart, and the kernel's OOM killer ended the
-    # harness. So the loop (and what it starts) runs at a higher priority than
-    # the server and the client, and it stops when the next pass at the last
-    # one's pace would end under the floor (the "predicted" oom-guard).
-    renice -n -10 -p "$BASHPID" >/dev/null 2>&1 || true
-    for ((i = 1; i <= wait; i++)); do
-        sleep 1 & wait $!
-        read -r mem orph <<<"$(stall_sockstat)"
-        read -r rss _ <<<"$(rss_kib $pids)"
-        slow=$(stat_get "$stats" slow)
-        avail_kib=$(mem_available_kib)
-        avail=${avail_kib:+$((avail_kib / 1024))}
-        usable_kib=$(mem_usable_kib)   # the guard's figure: MemAvailable less the reclaimable slab
-        usable=${usable_kib:+$((usable_kib / 1024))}
-        echo "$(elapsed "$t0" "$(now_s)"),${mem:-},${orph:-},${slow:-},${rss:-},${avail:-}" >> "$out/stall.csv"
-        [ -n "$avail_kib" ] && { [ -z "$avail_low" ] || [ "$avail_kib" -lt "$avail_low" ]; } && avail_low=$avail_kib
-        [ -n "$mem" ] && [ "$mem" -gt "$mem_peak" ] && mem_peak=$mem
-        [ -n "$rss" ] && [ "$rss" -gt "$rss_peak" ] && rss_peak=$rss
-        if guard_why=$(stall_guard "$usable" "$prev_usable" "$min_avail" $((EPOCHSECONDS - prev_t))); then
-            end=oom-guard; break
-        fi
-        prev_usable=$usable
-        gone=$(pids_gone $workers)   # empty when a Ctrl-C killed the substitution
-        if ! kill -0 "$spid" 2>/dev/null || [ "${gone:-0}" -gt 0 ]; then end=server-died; break; fi
-        if [ -n "$slow" ] && [ -n "$slow0" ] && [ $((slow - slow0)) -ge "$n" ]; then end=cut; break; fi
-        # nothing moves: the queues are as full as they get
-        if [ -n "$mem" ] && stall_window "$mem" "${slow:-0}" "${rss:-}" && [ $((EPOCHSECONDS - still_since)) -ge "$steady" ]; then
-            end=steady; break
-        fi
-        prev_t=$EPOCHSECONDS
-        [ "$EPOCHSECONDS" -ge "$t_dead" ] && break
-    done
-    t_end=$(now_s)
+    # The phase's monitor (lib/stallmon.py) is the run's memory guard while
+    # peers stall, and a starved guard comes too late: at 1M with 10% stalled
+    # the machine fell ~1.8 GB between two passes 99 s apart, and the kernel's
+    # OOM killer ended the harness. So it runs at a higher priority than the
+    # server and the client (--nice -10), and it stops when the next sample
+    # at the last one's pace would end under the floor (the "predicted"
+    # oom-guard). It ends itself with the phase: cut, steady, oom-guard,
+    # server-died or wait.
+    on_exit stall_mon_stop
+    # shellcheck disable=SC2046,SC2154  # words; run_one.sh's
+    stall_mon --stalled "$n" --t0 "$t0" --wait "$wait" --floor "$min_avail" --csv "$out/stall.csv" \
+        --server "$spid" --workers "$workers" --nice -10 $(stall_knobs) &
+    stall_mon_pid=$!
+    wait "$stall_mon_pid"
+    stall_mon_pid=""
+    "$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" summary "$out/stall.jsonl" > "$out/stall.json"
+    scenario_record "$out/stall.json"
+    mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/stall.json" \
+        end t_end guard_why mem0 mem_peak rss0 rss_peak avail0 avail_low usable page slow0)
+    end=${f[0]:-wait} t_end=${f[1]:-$(now_s)} guard_why=${f[2]:-} mem0=${f[3]:-} mem_peak=${f[4]:-0}
+    rss0=${f[5]:-} rss_peak=${f[6]:-0} avail0=${f[7]:-} avail_low=${f[8]:-} usable=${f[9]:-} page=${f[10]:-4096}
+    slow0=${f[11]:-}
     stall_t_end=$t_end
-    R[stall_phase_s]=$(elapsed "$t0" "$t_end")
-    R[stall_end]=$end
     R[stall_at_us]=$at_us
-    R[stall_tcp_mem_peak_kib]=$((mem_peak * page / 1024))
-    R[stall_tcp_mem_end_kib]=$(( ${mem:-0} * page / 1024 ))
-    R[stall_orphans_end]=${orph:-}
-    if [ "$n" -gt 0 ]; then
-        R[stall_tcp_mem_bytes_per_stalled]=$(( (mem_peak - ${mem0:-0}) * page / n ))
-        R[stall_user_bytes_per_stalled]=$(( (rss_peak - ${rss0:-0}) * 1024 / n ))
-        if [ -n "$avail0" ] && [ -n "$avail_low" ]; then
-            R[stall_avail0_kib]=$avail0 R[stall_avail_min_kib]=$avail_low
-            R[stall_avail_drop_bytes_per_stalled]=$(( (avail0 - avail_low) * 1024 / n ))
-        fi
-    fi
-    [ -n "$slow0" ] && [ -n "${slow:-}" ] && R[stall_cut]=$((slow - slow0))
-    renice -n 0 -p "$BASHPID" >/dev/null 2>&1 || true
     stall_cut_times "$slow0" "$at_us"
     # ss over 1M sockets takes ~2 min, while the stalled peers go on taking
     # memory: not when the machine is about to run out

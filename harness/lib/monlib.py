@@ -1,0 +1,40 @@
+"""monlib.py - what the scenario monitors (stallmon.py) share:
+reading the server's counters and its processes, and their JSON-lines files
+(harness/README.md "Scenario monitors")."""
+import json
+import subprocess
+
+
+def stat_get(c1m_stat, stats, key):
+    """A counter of the server's counters file (c1m-stat --get), or None."""
+    if not c1m_stat or not stats:
+        return None
+    try:
+        r = subprocess.run([c1m_stat, "--get", key, stats], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    v = r.stdout.strip()
+    return int(v) if r.returncode == 0 and v.isdigit() else None
+
+
+def live(pid):
+    """A process there and not a zombie (probe.sh pids_gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            st = f.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return st not in ("Z", "X")
+
+
+def append(path, obj):
+    with open(path, "a") as f:
+        f.write(json.dumps(obj) + "\n")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return [json.loads(line) for line in f if line.strip()]
+    except FileNotFoundError:
+        return []

@@ -1,0 +1,160 @@
+"""harness/lib/stallmon.py, the stall scenario's monitor: its rules (the
+seconds that end the phase steady, the window's tolerance, the window, the
+memory guard) and the phase's end and summary replayed on samples recorded
+at 2k (tests/py/data/stall-*.jsonl: 201 of 2,000 connections stalled;
+tests/push_stall.bats runs the scenario end to end)."""
+import copy
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "lib"))
+import stallmon as sm  # noqa: E402
+
+
+def recorded(name):
+    with open(os.path.join(HERE, "data", name)) as f:
+        return [json.loads(line) for line in f]
+
+
+def replay(rows):
+    """The phase's end (end, why) on the recorded samples, as the sampler
+    decided it live; None when the samples end first."""
+    p = next(r for r in rows if r.get("tag") == "phase")
+    phase = sm.Phase(p)
+    for s in (r for r in rows if "tag" not in r):
+        r = phase.step(s)
+        if r:
+            return r
+    return None
+
+
+class Rules(unittest.TestCase):
+    def test_steady_waits_for_the_intervals_a_filling_peer_shows_in(self):
+        # (2 pages + 4 KiB of --max-pending) / (0.9 x 1 KiB) = 13.3: 14 intervals
+        self.assertEqual(sm.steady_s(10, 1, 1024, 4096), 14)
+        self.assertEqual(sm.steady_s(10, 30, 1024, 4096), 420)   # c at 1M: ended steady after 58 s
+        self.assertEqual(sm.steady_s(10, 0.1, 1024, 4096), 10)
+        self.assertEqual(sm.steady_s(10, 3.5, 1024, 4096), 49)   # whole seconds, rounded up
+        self.assertEqual(sm.steady_s(500, 30, 1024, 4096), 500)
+        self.assertEqual(sm.steady_s(10, 1, 32, 4096), 427)      # small lines: more of them hide
+
+    def test_tolerance_is_a_tenth_of_the_stalled_peers_rate(self):
+        # 10,000 x 1 KiB per 20 s over 10 s = 1,250 pages: a tenth + 2
+        self.assertEqual(sm.still_pages(10000, 10, 20, 1024, 4096), 127)
+        # 201 x 1 KiB per 0.1 s over 5 s = 2,512 pages: a tenth + 2
+        self.assertEqual(sm.still_pages(201, 5, 0.1, 1024, 4096), 253)
+
+
+def steps(w, mems, slow=0, rss=None):
+    """1 where a sample opens a window, 0 where it is still (one a second)."""
+    return "".join("0" if w.still(t, m, slow, rss) else "1" for t, m in enumerate(mems))
+
+
+class Window(unittest.TestCase):
+    def test_still_against_the_first_sample_not_the_last(self):
+        self.assertEqual(steps(sm.Window(1000), [800000, 800000, 800100, 799900]), "1000")
+        # each step within 1000 of the last: not still over the window
+        self.assertEqual(steps(sm.Window(1000), [800000, 800600, 801200, 801800]), "1010")
+
+    def test_a_cut_opens_a_new_window(self):
+        w = sm.Window(1000)
+        w.still(0, 800000, 0)
+        self.assertFalse(w.still(1, 800000, 1))
+
+    def test_rss(self):
+        # within tol pages (4000 KiB) + 2 MiB of the first sample is still;
+        # a server buffering without limit is not
+        def rsteps(rss):
+            w = sm.Window(1000, 4096)
+            return "".join("0" if w.still(t, 800000, 0, r) else "1" for t, r in enumerate(rss))
+        self.assertEqual(rsteps([100000, 103000, 106000, 94000]), "1000")
+        self.assertEqual(rsteps([100000, 103000, 106049, 110000]), "1010")   # a new window at 106,049
+        self.assertEqual(rsteps([None, None]), "10")   # no RssAnon at either end: TCP alone
+        # an RSS read that failed at one end of the window: no verdict spans it
+        self.assertEqual(rsteps([None, 5000]), "11")
+        self.assertEqual(rsteps([5000, None]), "11")
+
+    def test_pyext_at_1m_filling_is_never_still(self):
+        # pyext at 1M, 10,000 stalled, a line every 20 s: what ended the phase
+        # "steady" after 53 s with nothing cut (1% of the previous sample)
+        w = sm.Window(sm.still_pages(10000, 10, 20, 1024, 4096))
+        mems = [780575, 776479, 789791, 777247, 772127, 763935, 767263, 772895, 789279,
+                797215, 804639, 811551, 811039]
+        self.assertEqual(steps(w, mems), "1" * 13)
+
+
+class Guard(unittest.TestCase):
+    def test_guard(self):
+        self.assertIsNone(sm.guard(5000, None, 1024, 1))   # the first sample: nothing to compare with
+        self.assertEqual(sm.guard(1000, None, 1024, 1), "usable memory 1000 MiB (MemAvailable less "
+                         "the reclaimable slab), under the 1024 MiB floor")
+        self.assertIsNone(sm.guard(3000, 4000, 1024, 1))   # fell 1000, 1976 left: the next at 2000
+        self.assertEqual(sm.guard(1500, 3000, 1024, 35), "usable memory 1500 MiB (MemAvailable less "
+                         "the reclaimable slab), which fell 1500 MiB over the last 35 s: the next "
+                         "sample would have been under the 1024 MiB floor")
+        self.assertIsNone(sm.guard(1024, 1024, 1024, 1))   # at the floor, still: not under it
+        self.assertIsNone(sm.guard(None, 4000, 1024, 1))   # unreadable: no verdict
+
+
+class Recorded(unittest.TestCase):
+    def test_c_cuts_every_stalled_peer(self):
+        rows = recorded("stall-c-cut.jsonl")
+        self.assertEqual(replay(rows), ("cut", None))
+        s = sm.summarize(rows)
+        r = s["record"]
+        self.assertEqual((s["end"], r["stall_end"], r["stall_cut"]), ("cut", "cut", 201))
+        # (peak 1,241 - before 217 pages) x 4096 / 201 stalled
+        self.assertEqual(r["stall_tcp_mem_bytes_per_stalled"], (1241 - 217) * 4096 // 201)
+        self.assertEqual(r["stall_tcp_mem0_kib"], 217 * 4)
+        self.assertEqual(r["stall_avail_drop_bytes_per_stalled"],
+                         (r["stall_avail0_kib"] - r["stall_avail_min_kib"]) * 1024 // 201)
+        self.assertEqual(r["stall_phase_s"], f"{s['t_end'] - rows[1]['t0']:.3f}")
+
+    def test_naive_idiom_grows_until_the_wait(self):
+        # asyncio-protocol --push-flow ignore: the kernel's queues full, its
+        # RssAnon growing 65 -> 108 MB: never steady, nothing cut
+        rows = recorded("stall-asyncio-ignore-wait.jsonl")
+        self.assertEqual(replay(rows), ("wait", None))
+        r = sm.summarize(rows)["record"]
+        self.assertEqual((r["stall_end"], r["stall_cut"]), ("wait", 0))
+        self.assertEqual(r["stall_user_bytes_per_stalled"], (108116 - 65592) * 1024 // 201)
+        # its TCP memory alone would have ended it steady from the 4th sample on
+        flat = [dict(s, mem=6860) if "tag" not in s else s for s in rows]
+        self.assertEqual(replay([dict(s, rss=None) if "tag" not in s else s for s in flat]), ("steady", None))
+
+    def test_filling_c_is_not_steady_and_a_flat_one_is(self):
+        rows = recorded("stall-c-filling-wait.jsonl")
+        self.assertEqual(replay(rows), ("wait", None))
+        # the same samples with TCP memory flat from the 5th on: steady 14 s later
+        flat = copy.deepcopy(rows)
+        samples = [s for s in flat if "tag" not in s]
+        for s in samples[4:]:
+            s["mem"] = samples[4]["mem"]
+        self.assertEqual(replay(flat), ("steady", None))
+        end = next(i for i, s in enumerate(samples) if int(s["t"]) - int(samples[4]["t"]) >= 14)
+        self.assertGreater(end, 4 + 12)
+
+    def test_guard_and_death_end_the_phase(self):
+        rows = recorded("stall-c-filling-wait.jsonl")
+        p = next(r for r in rows if r.get("tag") == "phase")
+        low = copy.deepcopy(rows)
+        [s for s in low if "tag" not in s][3]["usable_kib"] = (p["floor"] - 1) * 1024
+        end, why = replay(low)
+        self.assertEqual(end, "oom-guard")
+        self.assertIn(f"under the {p['floor']} MiB floor", why)
+        dead = copy.deepcopy(rows)
+        [s for s in dead if "tag" not in s][2]["alive"] = False
+        self.assertEqual(replay(dead), ("server-died", None))
+
+    def test_no_stall_records_the_before_sample_only(self):
+        rows = recorded("stall-c-cut.jsonl")[:1]
+        s = sm.summarize(rows)
+        self.assertEqual(s["record"], {"stall_tcp_mem0_kib": 217 * 4})
+        self.assertIsNone(s["end"])
+
+
+if __name__ == "__main__":
+    unittest.main()
