@@ -1,4 +1,4 @@
-"""monlib.py - what the scenario monitors (stallmon.py) share:
+"""monlib.py - what the scenario monitors (stallmon.py, stormmon.py) share:
 reading the server's counters and its processes, and their JSON-lines files
 (harness/README.md "Scenario monitors")."""
 import json

@@ -26,7 +26,7 @@
 #                         scenario_status, judged by lib/judge.py, which lists
 #                         them): a phase that did not happen never leaves the run ok
 #   scenario_record FILE  (given) every key of FILE's "record" object (a
-#                         monitor's JSON summary: stallmon.py)
+#                         monitor's JSON summary: stallmon.py, stormmon.py)
 #                         into R, through lib/record.py pairs: no eval
 #   scenario_after_client once the client has stopped (its summary written),
 #                         the server still running: counts that must include

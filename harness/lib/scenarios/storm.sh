@@ -87,10 +87,13 @@ storm_curve() {
           pt = $1; pa = $3; have = 1 }' "$1"
 }
 
+# the recovery watch's pid while it runs (storm_mon_stop, on exit)
+storm_mon_pid=""
+storm_mon_stop() { [ -z "$storm_mon_pid" ] || stop_pid "$storm_mon_pid" 5; storm_mon_pid=""; }
+
 scenario_run() {
     local limit=${STORM_TIMEOUT:-300} old n_old i t_kill t_restart t_ready t_done
-    local mb0 mt0 mb1 mt1 rss pss peak_pss=0 open dead el cpu recovered=0 k v failed="" why=""
-    local -A nst0=()
+    local mb0 mt0 mb1 mt1 cpu failed="" why="" f=()
     R[storm_timeout_s]=$limit
     # A server already dead at the end of the hold (run_one.sh's health): no
     # storm; its pids may already name other processes.
@@ -98,8 +101,9 @@ scenario_run() {
         scenario_fail "server died before the storm: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no storm" server-died
         return 0
     fi
-    # the namespace's TCP drop counters (lib/probe.sh): deltas over the storm
-    while IFS='=' read -r k v; do [ -n "$k" ] && nst0[$k]=$v; done < <(netns_tcp_counters "$ns")
+    # the namespace's TCP drop counters: deltas over the storm (lib/stormmon.py)
+    rm -f "$out/storm.jsonl"
+    "$PYTHON" "$C1M_ROOT/harness/lib/stormmon.py" sample --once --out "$out/storm.jsonl" --netstat "/proc/$spid/net/netstat"
     read -r mb0 mt0 <<<"$(machine_cpu)"
     old=$(proc_tree "$spid")
     n_old=$(wc -w <<<"$old")
@@ -151,63 +155,31 @@ scenario_run() {
     workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
     R[storm_server_workers]=$(wc -w <<<"$workers")
     # Recovery: until the restarted server holds all N (its counters, polled
-    # every 10 ms by c1m-stat); its PSS sampled about once a second (its peak
-    # RSS is exact: VmHWM at the end).
-    while :; do
-        if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
-            recovered=1; break
-        fi
-        # shellcheck disable=SC2086
-        read -r rss pss <<<"$(rss_kib $pids)"
-        [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
-        el=$(elapsed "$t_kill" "$(now_s)")
-        open=$(stat_get "$stats" open)
-        [ "$quiet" = 1 ] || progress '  %-17s %8s  storm (%s): open %8d / %-8d %6.1fs ' "$contender" \
-            "$conns" "$variant" "${open:-0}" "$conns" "$el" >&2
-        dead=$(stat_get "$stats" workers_dead)
-        if ! kill -0 "$spid" 2>/dev/null || [ "${dead:-0}" -gt 0 ]; then
-            # A stop signal to the whole process group (Ctrl-C, timeout) also
-            # ends the server: a command first, so that a trap still pending
-            # runs (the run is then interrupted, and this line never reached)
-            sleep 0.3 & wait $!
-            failed=storm-server-died
-            why="the restarted server died during the recovery (${dead:-?} worker(s) dead$(kill -0 "$spid" 2>/dev/null || echo ", parent gone"))"
-            break
-        fi
-        if ! kill -0 "$cpid" 2>/dev/null; then
-            failed=client-stopped
-            why="client exited during the storm: $(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"
-            break
-        fi
-        if awk -v e="$el" -v t="$limit" 'BEGIN{exit !(e > t)}'; then
-            failed=storm-timeout
-            why="the server held ${open:-?} of $conns ${limit}s after the kill"
-            break
-        fi
-    done
-    t_done=$(now_s)
-    [ "$quiet" = 1 ] || progress_end
+    # every 10 ms by c1m-stat), watched by lib/stormmon.py: its PSS sampled
+    # about once a second (its peak RSS is exact: VmHWM at the end).
+    on_exit storm_mon_stop
+    "$PYTHON" "$C1M_ROOT/harness/lib/stormmon.py" sample --out "$out/storm.jsonl" --stats "$stats" \
+        --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --t-kill "$t_kill" --timeout "$limit" \
+        --server "$spid" --client "$cpid" --pids "$pids" --client-log "$out/client.log" \
+        --netstat "/proc/$spid/net/netstat" --root "$$" --label "$contender" &
+    storm_mon_pid=$!
+    wait "$storm_mon_pid"
+    storm_mon_pid=""
+    "$PYTHON" "$C1M_ROOT/harness/lib/stormmon.py" summary "$out/storm.jsonl" --t-kill "$t_kill" > "$out/storm.json"
+    scenario_record "$out/storm.json"
+    mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/storm.json" failed why t_done)
+    failed=${f[0]:-} why=${f[1]:-} t_done=${f[2]:-$(now_s)}
     [ -z "$failed" ] || scenario_fail "$why" "$failed"
-    # shellcheck disable=SC2086
-    read -r rss pss <<<"$(rss_kib $pids)"
-    [ "$pss" -gt "$peak_pss" ] && peak_pss=$pss
     # shellcheck disable=SC2086
     R[storm_server_rss_peak_kib]=$(storm_hwm_kib $pids)
     # shellcheck disable=SC2086
     cpu=$(cpu_ticks $pids)
     read -r mb1 mt1 <<<"$(machine_cpu)"
-    R[storm_open]=$(stat_get "$stats" open)
-    [ "$recovered" = 1 ] && R[storm_recovery_s]=$(elapsed "$t_kill" "$t_done")
-    R[storm_window_s]=$(elapsed "$t_kill" "$t_done")
-    R[storm_server_pss_peak_kib]=$peak_pss
     # the restarted server's whole life so far: its start-up and the recovery
     R[storm_server_cpu_s]=$(ticks_to_s "$cpu")
     R[storm_server_cpu_pct]=$(awk -v t="$cpu" -v hz="$(getconf CLK_TCK)" -v a="$t_restart" -v b="$t_done" \
         'BEGIN{printf "%.1f", (b > a ? 100 * t / hz / (b - a) : 0)}')
     R[storm_machine_cpu_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
-    while IFS='=' read -r k v; do
-        [[ -n $k && ${nst0[$k]:-} =~ ^[0-9]+$ ]] && R[storm_$k]=$(( v - nst0[$k] ))
-    done < <(netns_tcp_counters "$ns")
     # The curve ends with the state reached: the sampler's next line (bounded).
     local done_ms
     done_ms=$(awk -v t="$t_done" 'BEGIN{printf "%.0f", t * 1000}')

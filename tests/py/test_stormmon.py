@@ -1,0 +1,102 @@
+"""harness/lib/stormmon.py, the reconnect storm's recovery watch: the failure a
+pass shows, the TcpExt counters it reads, and the summary of watches recorded
+at 2k (tests/py/data/storm-*.jsonl; tests/storm.bats runs the scenario end to
+end)."""
+import json
+import os
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(__file__)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "lib"))
+import stormmon as st  # noqa: E402
+
+
+def recorded(name):
+    with open(os.path.join(HERE, "data", name)) as f:
+        return [json.loads(line) for line in f]
+
+
+def t_kill(rows):
+    """The kill's time, from the first sample's seconds since it (or the end's
+    window when there is none: a storm over within the first pass)."""
+    s = next((r for r in rows if "tag" not in r), None)
+    return s["t"] - s["el"] if s else None
+
+
+class Judge(unittest.TestCase):
+    PASS = {"open": 1500, "dead": 0, "server": True, "client": True, "el": 12.0}
+
+    def test_a_pass_still_recovering_goes_on(self):
+        self.assertIsNone(st.judge(self.PASS, 2000, 300))
+        self.assertIsNone(st.judge(dict(self.PASS, el=300), 2000, 300))   # at the limit, not over it
+
+    def test_failures(self):
+        self.assertEqual(st.judge(dict(self.PASS, dead=1, parent=True), 2000, 300),
+                         ("storm-server-died", "the restarted server died during the recovery (1 worker(s) dead)"))
+        self.assertEqual(st.judge(dict(self.PASS, server=False, parent=False), 2000, 300),
+                         ("storm-server-died",
+                          "the restarted server died during the recovery (0 worker(s) dead, parent gone)"))
+        self.assertEqual(st.judge(dict(self.PASS, client=False, client_log="c1m-client: connect: x"), 2000, 300),
+                         ("client-stopped", "client exited during the storm: c1m-client: connect: x"))
+        self.assertEqual(st.judge(dict(self.PASS, el=300.5), 2000, 300),
+                         ("storm-timeout", "the server held 1500 of 2000 300s after the kill"))
+        # a dead server is said before a timeout
+        self.assertEqual(st.judge(dict(self.PASS, el=301, dead=2), 2000, 300)[0], "storm-server-died")
+
+    def test_tcpext_counters(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".netstat", delete=False) as f:
+            f.write("TcpExt: SyncookiesSent ListenOverflows ListenDrops TCPSynRetrans Other\n"
+                    "TcpExt: 0 7 9 636 5\nIpExt: InNoRoutes\nIpExt: 0\n")
+        try:
+            # a counter this kernel lacks is left out, never a made-up 0
+            self.assertEqual(st.tcp_counters(f.name), {"syncookies_sent": 0, "listen_overflows": 7,
+                                                       "listen_drops": 9, "syn_retrans": 636})
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(st.tcp_counters("/nonexistent/netstat"), {})
+
+
+class Recorded(unittest.TestCase):
+    def test_backoff_recovery(self):
+        # asyncio-protocol, --reconnect backoff with 3 s delays: 8 passes
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        tk = t_kill(rows)
+        s = st.summarize(rows, tk)
+        r = s["record"]
+        self.assertEqual((s["end"], s["failed"]), ("recovered", ""))
+        self.assertEqual(r["storm_open"], 2000)
+        self.assertEqual(r["storm_recovery_s"], r["storm_window_s"])
+        self.assertEqual(r["storm_window_s"], f"{rows[-1]['t'] - tk:.3f}")
+        # the PSS peak over every pass and the end
+        self.assertEqual(r["storm_server_pss_peak_kib"], max(x["pss"] for x in rows if "pss" in x))
+        # the counters' growth over the storm
+        self.assertEqual(r["storm_syn_retrans"], rows[-1]["counters"]["syn_retrans"] - rows[0]["counters"]["syn_retrans"])
+        self.assertEqual(r["storm_listen_overflows"], 2)
+
+    def test_recovered_within_the_first_pass(self):
+        rows = recorded("storm-c-now.jsonl")
+        s = st.summarize(rows, rows[-1]["t"] - 0.751)
+        self.assertEqual((s["end"], s["record"]["storm_recovery_s"]), ("recovered", "0.751"))
+        self.assertEqual(s["record"]["storm_syn_retrans"], 636)
+        # growth since the line before the kill, not the namespace's total
+        rows[0]["counters"]["syn_retrans"] = 100
+        self.assertEqual(st.summarize(rows, rows[-1]["t"])["record"]["storm_syn_retrans"], 536)
+
+    def test_a_timeout_has_a_window_and_no_recovery(self):
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        end = dict(rows[-1], end="storm-timeout", why="the server held 1940 of 2000 10s after the kill", open=1940)
+        s = st.summarize(rows[:-1] + [end], t_kill(rows))
+        self.assertEqual((s["failed"], s["why"]), ("storm-timeout", end["why"]))
+        self.assertNotIn("storm_recovery_s", s["record"])
+        self.assertEqual(s["record"]["storm_open"], 1940)
+
+    def test_an_interrupted_watch_records_nothing(self):
+        rows = recorded("storm-asyncio-backoff.jsonl")[:-1]
+        self.assertEqual(st.summarize(rows, t_kill(rows)), {"record": {}, "end": None, "failed": "",
+                                                            "why": "", "t_done": None})
+
+
+if __name__ == "__main__":
+    unittest.main()
