@@ -214,5 +214,31 @@ class Samples(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
 
 
+class Recorded(unittest.TestCase):
+    """ramp.csv samples recorded at 2k (c, 256-byte lines, HOLD=2; the hold's
+    rows and 0.3 s either side, tests/py/data/pushkept-*.csv): the figures
+    and the verdict the run recorded, given its window back."""
+    DATA = os.path.join(os.path.dirname(__file__), "data")
+
+    def check(self, name, t_from, t_to, every, want):
+        rows = pk.samples(os.path.join(self.DATA, name), t_from, t_to)
+        self.assertEqual(pk.kept(rows, every), dict(want, push_kept_min=0.9))
+
+    def test_on_schedule(self):
+        # a line a second to each of 2,000 connections over the 2.1 s hold
+        self.check("pushkept-c-ok.csv", 1796568877975, 1796568880087, 1, {
+            "push_kept_verdict": "ok", "push_kept_sent": 4225, "push_kept_due": 4224,
+            "push_kept_window_s": "2.112", "push_kept_stale_ms": 5, "push_kept_lag_ms": 5,
+            "push_kept": "1.000", "push_kept_lo": "0.999", "push_kept_hi": "1.003"})
+
+    def test_behind(self):
+        # ten a second each on a loaded machine: 0.834 of the lines, the
+        # counters' age (66 ms) leaving it under 0.9 at both ends
+        self.check("pushkept-c-behind-0.1.csv", 1796568799996, 1796568803612, 0.1, {
+            "push_kept_verdict": "behind", "push_kept_sent": 60325, "push_kept_due": 72320,
+            "push_kept_window_s": "3.616", "push_kept_stale_ms": 122, "push_kept_lag_ms": 66,
+            "push_kept": "0.834", "push_kept_lo": "0.828", "push_kept_hi": "0.849"})
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -114,6 +114,19 @@ class RecordTest(unittest.TestCase):
         self.assertEqual(p.stdout.split("\n"),
                          ["ok", "", "2000", "4", '{"pongs": 4}', "line one", ""])
 
+    def test_pairs(self):
+        # a monitor's summary into R (scenarios/idle.sh scenario_record): key,
+        # NUL, value, NUL; values as get prints them; nothing for a missing key
+        with open(self.out, "w") as f:
+            json.dump({"record": {"stall_end": "cut", "stall_cut": 201, "why": "a=b; c\nd", "none": None},
+                       "end": "cut"}, f)
+        p = run(RECORD, "pairs", self.out, "record")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.split("\0"), ["stall_end", "cut", "stall_cut", "201", "why", "a=b; c d",
+                                                "none", "", ""])
+        self.assertEqual(run(RECORD, "pairs", self.out, "missing").stdout, "")
+        self.assertEqual(run(RECORD, "pairs", self.out).returncode, 2)
+
     def test_usage_and_unreadable_file(self):
         self.assertEqual(run(RECORD).returncode, 2)
         self.assertEqual(run(RECORD, "bogus").returncode, 2)
