@@ -10,13 +10,9 @@ import contextlib
 import io
 import json
 import os
-import shutil
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import TmpDir  # noqa: E402,F401  (harness/lib on sys.path)
 
 import capacity  # noqa: E402
 import capacity_model  # noqa: E402
@@ -37,7 +33,7 @@ def run_main(*args):
     return rc, out.getvalue(), err.getvalue()
 
 
-class Fixture(unittest.TestCase):
+class Fixture(TmpDir):
     """A results directory holding:
     c at 2k: three ok runs (kernel 8000/8200/8400 -> median 8200, user 100/300/200
       -> median 200, idle RssAnon 3072 KiB over 2 workers + the parent), one
@@ -47,8 +43,7 @@ class Fixture(unittest.TestCase):
     meta.json: MemTotal 1 GiB, MemAvailable at start 896 MiB (reserve 128 MiB)."""
 
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-test-capacity-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
+        super().setUp()
         self.run = os.path.join(self.dir, "run")
         os.makedirs(self.run)
         for rep, (k, u) in enumerate(((8000, 100), (8200, 300), (8400, 200)), 1):

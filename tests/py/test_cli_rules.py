@@ -12,12 +12,10 @@ counts and the well-formed meminfo files. No sockets, no timing.
 """
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, ROOT)
+from util import ROOT  # noqa: E402  (the root on sys.path)
 
 from py_server import cli_rules  # noqa: E402
 

@@ -3,11 +3,10 @@ The bats suite (tests/remote.bats) also checks it against real c1m-client
 summaries: one summary merged alone gives back the client's own percentiles."""
 import json
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
+import util  # noqa: E402,F401  (harness/lib on sys.path)
 import clientmerge as cm  # noqa: E402
 
 

@@ -12,11 +12,10 @@ import csv
 import io
 import json
 import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_results import ROOT, TmpDir  # noqa: E402,F401  (ROOT: harness/lib on sys.path)
+from util import ROOT  # noqa: E402,F401  (harness/lib on sys.path)
+from test_results import TmpDir  # noqa: E402
 
 import compare  # noqa: E402
 import runstore  # noqa: E402

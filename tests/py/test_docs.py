@@ -11,14 +11,10 @@ import contextlib
 import csv
 import io
 import os
-import shutil
-import sys
 import subprocess
-import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import ROOT, TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import docs  # noqa: E402
 import units  # noqa: E402
@@ -52,10 +48,10 @@ def quiet(f, *a):
         return f(*a)
 
 
-class DocsTest(unittest.TestCase):
+class DocsTest(TmpDir):
     def setUp(self):
-        self.root = tempfile.mkdtemp(prefix="c1m-docs-")
-        self.addCleanup(shutil.rmtree, self.root)
+        super().setUp()
+        self.root = self.dir
         self.run_dir = os.path.join(self.root, "results", "demo")
         os.makedirs(self.run_dir)
         self.write_runs(RUNS)

@@ -9,13 +9,9 @@ import hashlib
 import io
 import json
 import os
-import shutil
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import fingerprint  # noqa: E402
 import results  # noqa: E402
@@ -44,11 +40,7 @@ def fake_root(d, meltdown="Not affected", cmdline="quiet mitigations=auto"):
     return d
 
 
-class TestFingerprint(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-test-fp-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
+class TestFingerprint(TmpDir):
     def root(self, name, **kw):
         return fake_root(os.path.join(self.dir, name), **kw)
 

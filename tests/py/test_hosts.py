@@ -5,11 +5,10 @@ directory and from no other place (issue 32)."""
 import contextlib
 import io
 import os
-import sys
 import tempfile
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
+from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
 import hosts  # noqa: E402
 import remote  # noqa: E402
 
@@ -64,10 +63,10 @@ class TestRefused(unittest.TestCase):
         self.assertEqual(cfg["clients"][0]["src_count"], 65536)
 
 
-class TestStateDir(unittest.TestCase):
+class TestStateDir(TmpDir):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.root = os.path.join(self.tmp.name, "state")
+        super().setUp()
+        self.root = os.path.join(self.dir, "state")
         os.mkdir(self.root, 0o700)
         self.env = os.environ.get("C1M_STATE_ROOT")
         os.environ["C1M_STATE_ROOT"] = self.root
@@ -77,7 +76,6 @@ class TestStateDir(unittest.TestCase):
             del os.environ["C1M_STATE_ROOT"]
         else:
             os.environ["C1M_STATE_ROOT"] = self.env
-        self.tmp.cleanup()
 
     def refused(self, path):
         with self.assertRaises(SystemExit):
@@ -89,7 +87,7 @@ class TestStateDir(unittest.TestCase):
         self.assertEqual(remote.state_dir(d), d)
 
     def test_refused(self):
-        out = os.path.join(self.tmp.name, "out")            # an OUT: not a state directory
+        out = os.path.join(self.dir, "out")            # an OUT: not a state directory
         os.mkdir(out, 0o700)
         self.refused(out)
         self.refused(os.path.join(self.root, "remote-x-1"))  # not its name, missing

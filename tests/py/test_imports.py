@@ -14,7 +14,7 @@ import os
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from util import ROOT  # noqa: E402
 
 
 def is_python(path):

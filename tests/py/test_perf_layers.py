@@ -8,13 +8,11 @@ import contextlib
 import io
 import json
 import os
-import sys
 import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+import util  # noqa: E402,F401  (harness/lib on sys.path)
 import perf_flame  # noqa: E402
 import perf_layers as pl  # noqa: E402
 

@@ -8,13 +8,12 @@ intervals). Stdlib only; no gnuplot, no sockets.
 """
 import os
 import re
-import sys
 import unittest
 
-from tests.py.test_results import TmpDir, run_main
-import contenders  # noqa: E402  (harness/lib: on sys.path by tests.py.test_results)
+from util import ROOT  # noqa: E402,F401  (harness/lib on sys.path)
+from test_results import TmpDir, run_main  # noqa: E402
+import contenders  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def registry():

@@ -8,8 +8,7 @@ import sys
 import tempfile
 import unittest
 
-LIB = os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib")
-sys.path.insert(0, LIB)
+from util import LIB  # noqa: E402  (harness/lib on sys.path)
 import pushkept as pk  # noqa: E402
 
 

@@ -11,7 +11,7 @@ import tempfile
 import time
 import unittest
 
-LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "harness", "lib")
+from util import LIB, TmpDir, serial_only  # noqa: E402
 RECORD = os.path.join(LIB, "record.py")
 DISTURB = os.path.join(LIB, "disturb.py")
 
@@ -25,14 +25,10 @@ def run(*args):
     return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60)
 
 
-class RecordTest(unittest.TestCase):
+class RecordTest(TmpDir):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = self.tmp.name
+        super().setUp()
         self.out = os.path.join(self.dir, "result.json")
-
-    def tearDown(self):
-        self.tmp.cleanup()
 
     def write(self, *pairs, client=None):
         args = [RECORD, "write", self.out]
@@ -404,8 +400,7 @@ class AccountingTest(unittest.TestCase):
 # These two judge CPU (a burner's share of a CPU, the busiest processes named):
 # on a loaded machine they can fail, so make check (unittest discover) skips
 # them and tests/trust.bats, in make test's serial group, runs them (C1M_SERIAL=1).
-SERIAL = unittest.skipUnless(os.environ.get("C1M_SERIAL") == "1",
-                             "judges CPU: tests/trust.bats runs it alone (C1M_SERIAL=1)")
+SERIAL = serial_only("judges CPU: tests/trust.bats runs it alone (C1M_SERIAL=1)")
 
 
 @SERIAL

@@ -12,12 +12,10 @@ import os
 import shutil
 import socket
 import struct
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import acceptq  # noqa: E402
 import cells  # noqa: E402
@@ -40,11 +38,7 @@ def condition(profile="tuned", variant="", rate=0):
     return "/".join(parts)
 
 
-class Dir(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-test-profiles-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
+class Dir(TmpDir):
     def add(self, contender="c", tier=2000, profile="tuned", rate=0, repeat=1, status="ok", **kw):
         rec = dict(contender=contender, tier=tier, tier_label=cells.label_of(tier), repeat=repeat,
                    status=status, scenario="idle", profile=profile, variant=None, rate=rate,

@@ -8,12 +8,10 @@ tests/push_stall.bats.
 import json
 import os
 import shutil
-import sys
 import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import record  # noqa: E402
 import report_push as rp  # noqa: E402
@@ -45,11 +43,7 @@ def stall_run(contender, tier, condition, status="ok", kernel=150000, user=2000,
                note="stall: MemAvailable under 1024 MiB: unbounded" if status == "oom-guard" else "")
 
 
-class PlotData(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-test-push-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
+class PlotData(TmpDir):
     def test_no_push_or_stall_runs_draw_nothing(self):
         rows = [run("c", 2000, "idle")]
         self.assertEqual(rp.plotdata(self.dir, rows, self.dir), [])

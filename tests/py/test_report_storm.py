@@ -6,25 +6,17 @@ tests/storm.bats.
     python3 -m unittest tests.py.test_report_storm
 """
 import os
-import shutil
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import report_storm as rs  # noqa: E402
 
 
-class PolicyPairs(unittest.TestCase):
+class PolicyPairs(TmpDir):
     def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-storm-")
-        self.data = os.path.join(self.dir, "data")
-        os.makedirs(self.data)
-
-    def tearDown(self):
-        shutil.rmtree(self.dir)
+        super().setUp()
+        self.data = self.subdir("data")
 
     def run_of(self, variant, rate):
         rd = "runs/%s-%d" % (variant, rate)

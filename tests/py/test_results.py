@@ -11,14 +11,11 @@ import csv
 import io
 import json
 import os
-import shutil
 import statistics
-import sys
-import tempfile
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+import util  # noqa: E402  (harness/lib on sys.path)
+from util import ROOT  # noqa: E402,F401
 
 import bootstrap  # noqa: E402
 import cells  # noqa: E402
@@ -41,16 +38,8 @@ def read_csv(d):
     return rows[0], [dict(zip(rows[0], r)) for r in rows[1:]]
 
 
-class TmpDir(unittest.TestCase):
-    def setUp(self):
-        self.dir = tempfile.mkdtemp(prefix="c1m-test-results-")
-        self.addCleanup(shutil.rmtree, self.dir, True)
-
-    def subdir(self, name):
-        d = os.path.join(self.dir, name)
-        os.makedirs(d)
-        return d
-
+class TmpDir(util.TmpDir):
+    """util.TmpDir, and runs recorded in it (test_compare, test_plots)."""
     def add(self, d, contender="c", tier=2000, repeat=1, status="ok", **kw):
         """One run recorded the way bench.sh does: a result.json, then `row`."""
         rec = dict(kw)

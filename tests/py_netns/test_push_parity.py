@@ -21,9 +21,9 @@ import tempfile
 import time
 import unittest
 
+from tests.py.util import ROOT as REPO  # noqa: E402  (the root and harness/lib on sys.path)
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.dirname(os.path.dirname(HERE))
-for _d in (REPO, HERE, os.path.join(REPO, "tests", "tools")):
+for _d in (HERE, os.path.join(REPO, "tests", "tools")):
     if _d not in sys.path:
         sys.path.insert(0, _d)
 

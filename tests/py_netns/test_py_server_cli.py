@@ -14,9 +14,7 @@ import tempfile
 import time
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if REPO not in sys.path:
-    sys.path.insert(0, REPO)
+from tests.py.util import ROOT as REPO  # noqa: E402  (the root and harness/lib on sys.path)
 
 from py_server import cli  # noqa: E402
 from py_server import stats as pstats  # noqa: E402

@@ -22,7 +22,7 @@ import time
 import tracemalloc
 import unittest
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from tests.py.util import ROOT as REPO  # noqa: E402  (the root and harness/lib on sys.path)
 PYTHON = os.environ.get("C1M_PYTHON") or (
     "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable)
 HOST = "127.0.0.1"
