@@ -41,9 +41,6 @@ setup_file() {
     echo $? > "$BATS_FILE_TMPDIR/anatomy.rc"
 }
 
-teardown() {
-    check_sanitizer_logs
-}
 
 need_suite() {
     need_root

@@ -5,15 +5,8 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000
 }
@@ -280,8 +273,8 @@ print(got.decode().strip() or "nothing", "then closed")
     kill -KILL "$SERVER_PID"
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=
-    gone() { local p; for p in $pids; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
-    wait_for 10 gone
+    # shellcheck disable=SC2086
+    wait_for 10 pids_gone $pids
     ORPHANS=
     [ "$("$STAT" --get exited "$STATS")" = 3 ]
     [ "$("$STAT" --get open "$STATS")" = 0 ]

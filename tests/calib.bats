@@ -12,19 +12,7 @@ load_bats_libs
 
 CALIB=$C1M_BUILD/c1m-calib
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
-setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
-}
-teardown() {
-    check_sanitizer_logs
-}
+setup() { need_ns; }
 
 @test "c1m-calib: bad flags exit 2 naming the flag; --help on stdout, exit 0" {
     local bad

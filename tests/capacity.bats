@@ -10,10 +10,6 @@
 load helpers
 load_bats_libs
 
-teardown() {
-    check_sanitizer_logs
-}
-
 setup() {
     cd "$C1M_ROOT"
     CONTENDERS_REF=$(cut -d, -f1 results/reference/runs.csv | tail -n +2 | sort -u)

@@ -7,13 +7,6 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000

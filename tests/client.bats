@@ -6,25 +6,11 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PORT=9000
 }
-teardown() {
-    stop_test_processes
-    check_sanitizer_logs
-}
-
-# A client started without --quiet has finished its ramp (it holds from the next tick).
-client_holding() { grep -qs "ramp done" "$BATS_TEST_TMPDIR/client.out"; }
 
 @test "--help documents every flag and exits 0" {
     run "$CLIENT" --help

@@ -14,23 +14,12 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PORT=9000
     export PYTHONPATH=$C1M_ROOT${PYTHONPATH:+:$PYTHONPATH}
-}
-teardown() {
-    stop_test_processes
-    check_sanitizer_logs
 }
 
 # contender_check NAME: sets WHY to why this machine cannot run contender

@@ -8,13 +8,6 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000
@@ -149,11 +142,10 @@ EOF
         kill -0 "$spid" || fail "$case: c1m-stat ended before its starter: $(cat "$ERR")"
         kill -KILL "$starter"
         wait "$starter" 2>/dev/null || true
-        wait_for 5 pid_gone "$spid" || { kill "$spid"; fail "$case: c1m-stat outlived its starter"; }
+        wait_for 5 pids_gone "$spid" || { kill "$spid"; fail "$case: c1m-stat outlived its starter"; }
         grep -q "is gone: stopping" "$ERR" || fail "$case: $(cat "$ERR")"
     done
 }
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }
 
 # holds PID FILE: process PID has FILE open
 holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }

@@ -20,9 +20,6 @@ load helpers
 load_bats_libs
 bats_require_minimum_version 1.5.0
 
-# statuses do not matter to the demo (it draws disturbed runs, marked): the
-# suite's runs keep their figures on a shared machine
-QUIET=(DISTURB_PCT=100 INIT_PCT=100)
 DEMO_CONTENDERS=(c asyncio-streams)
 
 # demo OUT VAR=value...: harness/demo at 2k into OUT, in its own process group

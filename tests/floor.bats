@@ -10,21 +10,10 @@ load_bats_libs
 
 FLOOR=$C1M_BUILD/c1m-floor
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     STATS=$BATS_TEST_TMPDIR/floor.stats
     PORT=9010
-}
-teardown() {
-    stop_test_processes
-    check_sanitizer_logs
 }
 
 # Server-side TCP sockets a process still holds: listeners on PORT and
@@ -37,7 +26,6 @@ server_sockets() {
         | awk '$1 == "ESTAB" || $1 == "LISTEN" || $1 == "CLOSE-WAIT" || $1 == "SYN-RECV"' | wc -l
 }
 server_sockets_is() { [ "$(server_sockets)" = "$1" ]; }
-pids_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
 
 @test "floor: --help documents every flag and exits 0" {
     run "$FLOOR" --help

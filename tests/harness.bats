@@ -58,19 +58,7 @@ need_gnuplot() {
     command -v gnuplot >/dev/null || skip "needs gnuplot (apt-get install gnuplot-nox; make test installs it)"
 }
 
-# The profile's keys, fs.file-max and net.ipv4.tcp_mem as "key=value" lines,
-# from the host.
-host_sysctls() {
-    local k
-    for k in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
-               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max net.ipv4.tcp_mem; do
-        echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"
-    done
-}
-
 in_hold() { grep -qs "holding" "$1"/runs/*/run_one.log; }
-group_empty() { ! pgrep -g "$1" >/dev/null; }
-exited() { ! kill -0 "$1" 2>/dev/null; }
 
 # start_bench OUT VAR=value...: bench.sh in the background in its own process
 # group (job control, as from a terminal: it does not ignore SIGINT), one c run
@@ -110,18 +98,6 @@ stop_bench_with() {
     STOPPED_OUT=$out
 }
 
-# nothing_left OUT PGID RUN_PID HOST_SYSCTLS: the run's namespace, processes
-# (its process group, anything naming OUT), counters file and state directory
-# are gone, and the host's sysctls are what they were.
-nothing_left() {
-    local out=$1 pgid=$2 rp=$3 before=$4
-    wait_for 15 group_empty "$pgid" || fail "left running: $(pgrep -a -g "$pgid")"
-    ! pgrep -f "$out" >/dev/null || fail "left running: $(pgrep -a -f "$out")"
-    ! ip netns list | grep -q "^c1m-$rp-" || fail "namespace left: $(ip netns list | grep "^c1m-$rp-")"
-    [ ! -e "/dev/shm/c1m-run-$rp.stats" ] || fail "counters file /dev/shm/c1m-run-$rp.stats left"
-    [ ! -e "/run/c1m/run-$rp" ] || fail "state directory /run/c1m/run-$rp left"
-    [ "$(host_sysctls)" = "$before" ] || fail "host sysctls changed: $(diff <(echo "$before") <(host_sysctls))"
-}
 
 @test "bench.sh: 2k for each contender, several workers, exit 0, summary on the terminal" {
     need_suite
@@ -297,7 +273,7 @@ PY
     wait_for 60 in_hold "$out" || fail "never reached the hold: $(cat "$out.log")"
     rp=$(cat "$out"/runs/*/netns); rp=${rp#c1m-} rp=${rp%-*}
     kill -INT -- "-$BENCH_PID"
-    wait_for 40 exited "$BENCH_PID" || fail "bench.sh ignored SIGINT: $(tr '\r' '\n' < "$out.log" | tail -n 5)"
+    wait_for 40 pids_gone "$BENCH_PID" || fail "bench.sh ignored SIGINT: $(tr '\r' '\n' < "$out.log" | tail -n 5)"
     rc=0; wait "$BENCH_PID" || rc=$?
     pgid=$BENCH_PID BENCH_PID=
     [ "$rc" = 130 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
@@ -376,7 +352,7 @@ PY
     [ "$(tcp_mem_now)" = "${want//,/ }" ] || fail "the run did not set tcp_mem to $want: $(tcp_mem_now)"
     kill -KILL "$RUN_PID"
     # noticed at once, not after the 60 s hold
-    wait_for 30 exited "$BENCH_PID" || fail "bench.sh still waiting: $(cat "$out.log")"
+    wait_for 30 pids_gone "$BENCH_PID" || fail "bench.sh still waiting: $(cat "$out.log")"
     rc=0; wait "$BENCH_PID" || rc=$?
     pgid=$BENCH_PID BENCH_PID=
     [ "$rc" = 1 ] || fail "bench.sh exited $rc (a harness error is 1): $(cat "$out.log")"

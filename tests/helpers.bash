@@ -82,6 +82,16 @@ ns_setup() {
     export TEST_NS
 }
 ns_teardown() { [ -n "${TEST_NS:-}" ] && ip netns del "$TEST_NS" 2>/dev/null; return 0; }
+
+# The default hooks of every file that loads this one (bats runs the hooks a
+# loaded file defines; a file that defines its own replaces them):
+# setup_file/teardown_file make and delete the file's namespace (ns_setup), but
+# in tests/check (make check: no namespace); teardown stops the test's client
+# and server by PID and fails on sanitizer reports. A file's own hook that does
+# more calls these pieces (ns_setup, stop_test_processes, check_sanitizer_logs).
+setup_file() { [ "${BATS_TEST_DIRNAME##*/}" = check ] || ns_setup; }
+teardown_file() { ns_teardown; }
+teardown() { stop_test_processes; check_sanitizer_logs; }
 in_ns() { ip netns exec "$TEST_NS" "$@"; }
 
 # Start a server in the namespace: start_server STATS_FILE ARGS... ; sets SERVER_PID.
@@ -93,6 +103,28 @@ start_server() {
         cat "$BATS_TEST_TMPDIR/server.log" >&2; return 1; }
 }
 
+# start_client ARGS...: c1m-client in the namespace, in the background
+# (CLIENT_PID), with the file's CLIENT_ARGS first and --json $JSON last; stdout
+# to client.out, stderr (progress, "ramp done", the push/stall announcements)
+# there too or, when CLIENT_ERR names a file, to that file.
+start_client() {
+    local out=$BATS_TEST_TMPDIR/client.out
+    if [ -n "${CLIENT_ERR:-}" ]; then
+        (exec ip netns exec "$TEST_NS" "$CLIENT" "${CLIENT_ARGS[@]}" "$@" --json "$JSON" > "$out" 2> "$CLIENT_ERR") &
+    else
+        (exec ip netns exec "$TEST_NS" "$CLIENT" "${CLIENT_ARGS[@]}" "$@" --json "$JSON" > "$out" 2>&1) &
+    fi
+    CLIENT_PID=$!
+}
+# A client started without --quiet has finished its ramp (it holds from the next tick).
+client_holding() { grep -qs "ramp done" "$BATS_TEST_TMPDIR/client.out"; }
+# stop_client: SIGTERM to the client (the normal end of --hold inf), its exit status in CLIENT_RC.
+stop_client() {
+    kill -TERM "$CLIENT_PID"
+    CLIENT_RC=0; wait "$CLIENT_PID" || CLIENT_RC=$?
+    CLIENT_PID=
+}
+
 # Stop a process we started, by PID: SIGTERM, up to 10 s, then SIGKILL.
 stop_pid() {
     local pid=$1 i
@@ -102,6 +134,50 @@ stop_pid() {
     kill -KILL "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
     return 0
+}
+
+# pids_gone PID...: every one has exited (no such process, or a zombie: exited,
+# its parent has not reaped it yet). group_empty PGID: no process left in the group.
+pids_gone() {
+    local p st
+    for p; do
+        st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
+        [ -z "$st" ] || [ "$st" = Z ] || return 1
+    done
+}
+group_empty() { ! pgrep -g "$1" >/dev/null; }
+
+# host_sysctls: the kernel profile's keys, fs.file-max and net.ipv4.tcp_mem as
+# "key=value" lines, from the host.
+host_sysctls() {
+    local k
+    for k in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
+               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max net.ipv4.tcp_mem; do
+        echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"
+    done
+}
+
+# nothing_left OUT PGID RUN_PID [HOST_SYSCTLS]: what a stopped bench.sh must
+# leave: no process of its group or naming OUT, no server naming the run's
+# counters file, no namespace, counters file or state directory of the run
+# and, given host_sysctls from before, the host's sysctls as they were.
+nothing_left() {
+    local out=$1 pgid=$2 rp=$3
+    wait_for 15 group_empty "$pgid" || fail "left running: $(pgrep -a -g "$pgid")"
+    ! pgrep -f "$out" >/dev/null || fail "left running: $(pgrep -a -f "$out")"
+    ! pgrep -f "c1m-run-$rp\.stats" >/dev/null || fail "left running: $(pgrep -a -f "c1m-run-$rp\.stats")"
+    ! ip netns list | grep -q "^c1m-$rp-" || fail "namespace left: $(ip netns list | grep "^c1m-$rp-")"
+    [ ! -e "/dev/shm/c1m-run-$rp.stats" ] || fail "counters file /dev/shm/c1m-run-$rp.stats left"
+    [ ! -e "/run/c1m/run-$rp" ] || fail "state directory /run/c1m/run-$rp left"
+    [ $# -lt 4 ] || [ "$(host_sysctls)" = "$4" ] || fail "host sysctls changed: $(diff <(echo "$4") <(host_sysctls))"
+}
+
+# bench_sh OUT VAR=value...: harness/bench.sh at 2k into OUT with QUIET, a 1 s
+# heartbeat and a short settle (the VAR=values add to or override them).
+bench_sh() {
+    local out=$1; shift
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k HEARTBEAT=1 SETTLE_MAX=5 OUT="$out" \
+        PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh)
 }
 
 # wait_for SECONDS CMD...: retry CMD every 0.1 s until it succeeds.

@@ -17,12 +17,7 @@ load_bats_libs
 # that closes its full listener resets the connections still queued there, and
 # the run would (rightly) fail: a finding for the benchmark, not for this test.
 # smallest: no calibration (CALIBRATE=0): nothing here reads it.
-bench() {
-    local out=$1 log=$2; shift 2
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=c HOLD=1 HEARTBEAT=1 TIMEOUT=120 \
-        CLIENT_WORKER_CONNS=800 SETTLE_MAX=5 OUT="$out" \
-        PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$log" 2>&1
-}
+bench() { bench_sh "$1" CALIBRATE=0 CONTENDERS=c HOLD=1 TIMEOUT=120 CLIENT_WORKER_CONNS=800 "${@:3}" > "$2" 2>&1; }
 
 setup_file() {
     export RUN_DIR=$BATS_FILE_TMPDIR/run

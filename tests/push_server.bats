@@ -9,24 +9,13 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000
     READER=$C1M_ROOT/tests/tools/push_reader.py
     OUT=$BATS_TEST_TMPDIR/reader.json
     STATUS=$BATS_TEST_TMPDIR/reader.status
-}
-teardown() {
-    stop_test_processes
-    check_sanitizer_logs
 }
 
 # start_reader ARGS...: push_reader.py in the namespace, in the background
@@ -45,7 +34,7 @@ wait_reader() {
     [ "$rc" = 0 ] && [ -s "$OUT" ] || { echo "reader exit $rc" >&2; cat "$BATS_TEST_TMPDIR/reader.log" "$OUT" >&2; return 1; }
 }
 # j KEY: one field of the reader's summary
-j() { "$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$OUT" "$1"; }
+j() { json "$OUT" "j['$1']"; }
 # stop_server_now: SIGTERM and wait (the workers close every connection,
 # delivering what the kernel holds; the counters file stays)
 stop_server_now() {

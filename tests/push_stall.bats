@@ -17,17 +17,11 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PSTATE=$BATS_TEST_TMPDIR/push.state
+    CLIENT_ERR=$BATS_TEST_TMPDIR/client.err      # start_client: stderr apart
     export PYTHONPATH=$C1M_ROOT:$C1M_BUILD/pyext${PYTHONPATH:+:$PYTHONPATH}
 }
 teardown() {
@@ -56,22 +50,12 @@ start_push_server() {
 pstate() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p" "$PSTATE"; }
 pstate_is() { [ "$(pstate "$1")" = "$2" ]; }
 
-# start_client ARGS...: c1m-client in the namespace, JSON to $JSON, stderr
-# (progress and the push/stall announcements) to client.err.
-start_client() {
-    (exec ip netns exec "$TEST_NS" "$CLIENT" "$@" --json "$JSON" \
-        > "$BATS_TEST_TMPDIR/client.out" 2> "$BATS_TEST_TMPDIR/client.err") &
-    CLIENT_PID=$!
-}
 client_said() { grep -qE -- "$1" "$BATS_TEST_TMPDIR/client.err"; }
-# end_client: SIGTERM (the normal end of --hold inf), wait, no pid left behind.
+# end_client: stop_client, and its summary written; its exit status.
 end_client() {
-    kill -TERM "$CLIENT_PID"
-    local rc=0
-    wait "$CLIENT_PID" || rc=$?
-    CLIENT_PID=
-    [ -s "$JSON" ] || { cat "$BATS_TEST_TMPDIR/client.err" >&2; return 1; }
-    return "$rc"
+    stop_client
+    [ -s "$JSON" ] || { cat "$CLIENT_ERR" >&2; return 1; }
+    return "$CLIENT_RC"
 }
 # open_window: SIGUSR1 to the client; it says when its workers see it.
 open_window() {

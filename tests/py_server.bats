@@ -7,23 +7,12 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PORT=9000
     export PYTHONPATH=$C1M_ROOT:$C1M_BUILD/pyext${PYTHONPATH:+:$PYTHONPATH}
-}
-teardown() {
-    stop_test_processes
-    check_sanitizer_logs
 }
 
 # serves_2000 LOOP API [ENV=VALUE...]: the whole scenario for one contender.

@@ -15,15 +15,8 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
-    [ "$(id -u)" = 0 ] && [ -n "${TEST_NS:-}" ] || skip "needs root (network namespace)"
+    need_ns
     compgen -G "$C1M_BUILD/pyext/c1m*.so" >/dev/null || fail "no c1m extension in $C1M_BUILD/pyext (make pyext)"
     cd "$C1M_ROOT"
     PYENV=(
@@ -41,10 +34,6 @@ setup() {
 
 # py ARGS...: $PYTHON in the test namespace with the environment above.
 py() { in_ns env "${PYENV[@]}" "$PYTHON" "$@"; }
-
-teardown() {
-    check_sanitizer_logs
-}
 
 # parity_loops: the loops the parity suites must run, in LOOPS (c1m-server and
 # c1m are built by make test: never skipped; uvloop when importable).

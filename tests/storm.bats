@@ -13,17 +13,11 @@
 load helpers
 load_bats_libs
 
-setup_file() {
-    ns_setup
-}
-teardown_file() {
-    ns_teardown
-}
-
 setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     JSON=$BATS_TEST_TMPDIR/client.json
     PORT=9000
+    CLIENT_ARGS=(--port "$PORT" --hold inf)      # start_client: held until SIGTERM
     BENCH_PID=
     BLACKHOLE_PID=
 }
@@ -34,27 +28,6 @@ teardown() {
     check_sanitizer_logs
 }
 
-# start_client ARG...: the client in the namespace, holding until SIGTERM; sets CLIENT_PID.
-start_client() {
-    (exec ip netns exec "$TEST_NS" "$CLIENT" --port "$PORT" --hold inf --json "$JSON" "$@" \
-        > "$BATS_TEST_TMPDIR/client.out" 2>&1) &
-    CLIENT_PID=$!
-}
-client_holding() { grep -qs "ramp done" "$BATS_TEST_TMPDIR/client.out"; }
-# stop_client: SIGTERM, its exit status in CLIENT_RC.
-stop_client() {
-    kill -TERM "$CLIENT_PID"
-    CLIENT_RC=0; wait "$CLIENT_PID" || CLIENT_RC=$?
-    CLIENT_PID=
-}
-# gone PID...: every one has exited (gone or a zombie).
-gone() {
-    local p st
-    for p; do
-        st=$(awk '{print $3}' "/proc/$p/stat" 2>/dev/null) || continue
-        [ -z "$st" ] || [ "$st" = Z ] || return 1
-    done
-}
 # kill_server: SIGKILL the server's parent and workers at once, as the storm
 # does; once they are gone, remove the counters file they could not.
 kill_server() {
@@ -65,7 +38,7 @@ kill_server() {
     wait "$SERVER_PID" 2>/dev/null || true
     SERVER_PID=
     # shellcheck disable=SC2086
-    wait_for 10 gone $pids || fail "server processes still there: $pids"
+    wait_for 10 pids_gone $pids || fail "server processes still there: $pids"
     rm -f "$STATS"
 }
 stat_at_least() { [ "$("$STAT" --get "$2" "$1")" -ge "$3" ]; }
@@ -214,12 +187,7 @@ time.sleep(30)' "$PORT" "$ready") &
 # bench OUT VAR=value...: bench.sh at 2k (several workers each side), no hold.
 # smallest: no hold (was 1 s) and no calibration: the storm comes after the
 # hold and is judged on its own (its window, the restarted server's health)
-bench() {
-    local out=$1; shift
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 TIERS=2k HOLD=0 HEARTBEAT=1 SETTLE_MAX=5 \
-        SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=800 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" \
-        "$@" harness/bench.sh)
-}
+bench() { bench_sh "$1" CALIBRATE=0 HOLD=0 SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=800 "${@:2}"; }
 
 @test "SCENARIO=storm: now and backoff each recover all N on c and asyncio-protocol; storm columns, storm.csv, plots, report" {
     need_root
@@ -407,20 +375,6 @@ start_storm() {
     RUN_PID=${RUN_NS#c1m-} RUN_PID=${RUN_PID%-*}
 }
 storm_started() { compgen -G "$1/runs/*/server-restart.log" > /dev/null; }
-group_empty() { ! pgrep -g "$1" >/dev/null; }
-
-# nothing_left OUT PGID RUN_PID: no process of the group or naming OUT, no
-# namespace, counters file or state directory of the run.
-nothing_left() {
-    local out=$1 pgid=$2 rp=$3
-    wait_for 15 group_empty "$pgid" || fail "left running: $(pgrep -a -g "$pgid")"
-    ! pgrep -f "$out" >/dev/null || fail "left running: $(pgrep -a -f "$out")"
-    # the servers (the restarted one too) name the run's counters file
-    ! pgrep -f "c1m-run-$rp\.stats" >/dev/null || fail "left running: $(pgrep -a -f "c1m-run-$rp\.stats")"
-    ! ip netns list | grep -q "^c1m-$rp-" || fail "namespace left: $(ip netns list | grep "^c1m-$rp-")"
-    [ ! -e "/dev/shm/c1m-run-$rp.stats" ] || fail "counters file /dev/shm/c1m-run-$rp.stats left"
-    [ ! -e "/run/c1m/run-$rp" ] || fail "state directory /run/c1m/run-$rp left"
-}
 
 # stop_storm_with SIG: SIG to the group of a bench.sh in its storm (as a
 # terminal or timeout does): exit 130, nothing left, the run interrupted.

@@ -9,9 +9,6 @@ setup() {
     LOOP_TEST=$C1M_BUILD/tests/loop_test
     [ -x "$LOOP_TEST" ] || fail "no $LOOP_TEST: make build"
 }
-teardown() {
-    check_sanitizer_logs
-}
 
 @test "loop: an fd closed by a callback gets none of its events still pending in the batch" {
     run "$LOOP_TEST" closed-in-batch

@@ -11,9 +11,6 @@ setup() {
     STATS=$BATS_TEST_TMPDIR/server.stats
     PORT=9000
 }
-teardown() {
-    check_sanitizer_logs
-}
 
 @test "numbers are strict: spaces, signs, garbage, other bases and overflow exit 2 naming the flag" {
     # c1m-server: 192.0.2.1 is not local, so a wrongly accepted value ends in

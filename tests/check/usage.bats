@@ -10,9 +10,6 @@ setup() {
     cd "$C1M_ROOT"
     OUT=$BATS_TEST_TMPDIR/out
 }
-teardown() {
-    check_sanitizer_logs
-}
 
 # refused WHAT CMD...: CMD exits 2, its output names WHAT, and $OUT was not created
 refused() {
