@@ -11,7 +11,8 @@
 # Environment: C1M_BUILD (required), PYTHON, SANITIZE (1: the pure Python suites and the
 # files tagged `harness` are left out), JOBS (default 2; 1 = no GNU parallel needed).
 # TAP with timings on stdout, a copy in $C1M_BUILD/test-results.tap (the Python
-# suites' output in test-results-py.log), then one closing line with the counts.
+# suites' output in test-results-py.log), then the time of each bats file,
+# slowest first, and one closing line with the counts.
 # Exit status: 0 when every test passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +32,8 @@ name="make $tier"; [ "$tier" != files ] || name=run.sh
 command -v bats >/dev/null || { echo "run.sh: bats not found (harness/install-deps.sh test, as root)" >&2; exit 2; }
 tap=$C1M_BUILD/test-results.tap
 pylog=$C1M_BUILD/test-results-py.log
-: > "$tap"; rm -f "$pylog"
+times=$C1M_BUILD/test-times.txt
+: > "$tap"; : > "$times"; rm -f "$pylog"
 start=$SECONDS
 rc=0
 
@@ -39,12 +41,48 @@ rc=0
 # --filter-tags: the comments are read here, as bats >= 1.10 would read them)
 tagged() { grep -qE "^# bats file_tags=(.*,)?$1(,.*)?\$" "$2"; }
 
-# bats_run ARGS...: bats with timings, TAP appended to $tap
+# file_counts ARGS...: "FILE TESTS" for each file bats ARGS runs, in the order
+# it numbers their tests (a directory: its *.bats; --filter applies)
+file_counts() {
+    local filter=() files=() f
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            -f|--filter) filter=(--filter "$2"); shift ;;
+            -j|--jobs) shift ;;
+            -*) ;;
+            *) if [ -d "$1" ]; then files+=("${1%/}"/*.bats); else files+=("$1"); fi ;;
+        esac
+        shift
+    done
+    for f in "${files[@]}"; do echo "$f $(bats --count "${filter[@]}" "$f")"; done
+}
+
+# bats_run ARGS...: bats with timings, TAP appended to $tap; each file's time
+# appended to $times as "MS FILE TESTS KIND": KIND wall (the file ran alone:
+# bats' elapsed time, its setup_file included) or tests (several files at
+# once: the sum of its tests' TAP timings)
 bats_run() {
+    local from t0 counts
+    from=$(wc -l < "$tap") t0=$EPOCHREALTIME counts=$(file_counts "$@")
     echo "# bats $*" | tee -a "$tap"
     bats --timing "$@" | tee -a "$tap"
     local r=${PIPESTATUS[0]}
     [ "$r" = 0 ] || rc=$r
+    tail -n +"$((from + 2))" "$tap" | awk -v counts="$counts" \
+        -v wall="$(( (${EPOCHREALTIME/./} - ${t0/./}) / 1000 ))" '
+        BEGIN { n = split(counts, l, "\n")
+                for (i = 1; i <= n; i++) { split(l[i], w, " "); f[i] = w[1]; c[i] = w[2]; last[i] = (i > 1 ? last[i-1] : 0) + w[2] } }
+        /^(not )?ok [0-9]+ / { k = ($1 == "not") ? $3 : $2
+                               for (i = 1; i <= n && k > last[i]; i++) ;
+                               if (match($0, / in [0-9]+ms$/)) ms[i] += substr($0, RSTART + 4, RLENGTH - 6) }
+        END { for (i = 1; i <= n; i++) print (n == 1 ? wall : ms[i] + 0), f[i], c[i], (n == 1 ? "wall" : "tests") }' >> "$times"
+}
+
+# times_table: $times as a table, slowest first (TAP comments)
+times_table() {
+    [ -s "$times" ] || return 0
+    echo "# time per bats file, slowest first (wall: bats on that file alone, setup_file included; tests: run in one bats with other files, the sum of its tests' timings)"
+    sort -k1,1nr "$times" | awk '{ printf "#   %8.1f s  %-5s  %3d tests  %s\n", $1 / 1000, $4, $3, $2 }'
 }
 
 # The pure Python suites, under unittest itself (not bats): counted from its summary.
@@ -98,7 +136,8 @@ case "$tier" in
         elif [ ${#par[@]} -gt 0 ]; then
             bats_run "${par[@]}"
         fi
-        [ ${#ser[@]} -eq 0 ] || bats_run "${ser[@]}"
+        # the serial files one bats each: each one's wall time, its setup_file included
+        for f in "${ser[@]}"; do bats_run "$f"; done
         ;;
 esac
 
@@ -108,6 +147,7 @@ failed=$(grep -c '^not ok ' "$tap")
 skipped=$(grep -cE '^ok .* # skip' "$tap")
 passed=$((total - failed - skipped + py_pass))
 failed=$((failed + py_fail)) skipped=$((skipped + py_skip))
+times_table
 summary="$((passed + failed + skipped)) tests, $failed failures, $skipped skipped in $((SECONDS - start)) s"
 # The last line is the plain count CI reads: "tests: N passed, N failed, N skipped".
 count_line="tests: $passed passed, $failed failed, $skipped skipped"
