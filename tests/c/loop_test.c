@@ -13,13 +13,7 @@
 
 #include "loop.h"
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "check_exit.h"
 
 #define MAX_FDS 64
 

@@ -12,13 +12,7 @@
 #include "../../client/histogram.c"
 #include "../../client/push_rx.c"
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "check_exit.h"
 
 /* A stream of everything the parser meets: pongs, other lines, well-formed
  * pushes with and without padding, a gap (3 -> 5: one missing), a repeated

@@ -11,13 +11,7 @@
 
 #include "../../client/reconnect.c"
 
-#define CHECK(cond)                                                                   \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#include "check_exit.h"
 
 #define DRAWS 20000
 
