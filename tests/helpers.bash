@@ -147,12 +147,12 @@ pids_gone() {
 }
 group_empty() { ! pgrep -g "$1" >/dev/null; }
 
-# host_sysctls: the kernel profile's keys, fs.file-max and net.ipv4.tcp_mem as
-# "key=value" lines, from the host.
+# tuned_keys: the kernel profile's (harness/kernel-profile.conf) keys, one a line.
+# host_sysctls: those, fs.file-max and net.ipv4.tcp_mem as "key=value" lines, from the host.
+tuned_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" | awk -F= '{gsub(/[ \t]/, "", $1); print $1}'; }
 host_sysctls() {
     local k
-    for k in $(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" \
-               | awk -F= '{gsub(/[ \t]/, "", $1); print $1}') fs.file-max net.ipv4.tcp_mem; do
+    for k in $(tuned_keys) fs.file-max net.ipv4.tcp_mem; do
         echo "$k=$(sysctl -n "$k" | tr -s ' \t' ' ')"
     done
 }

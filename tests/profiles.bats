@@ -32,9 +32,8 @@ need_suite() {
         || fail "the shared suite failed: $(cat "$BATS_FILE_TMPDIR/bench.out")"
 }
 
-# The tuned profile's keys as "key=value" lines, read in a fresh namespace made
+# The tuned profile's keys (tuned_keys) as "key=value" lines, read in a fresh namespace made
 # here (the test's own view of "stock"), or on the host (this shell's namespace).
-tuned_keys() { sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$C1M_ROOT/harness/kernel-profile.conf" | awk -F= '{gsub(/[ \t]/, "", $1); print $1}'; }
 read_keys() {      # read_keys [NS]: every tuned key (and fs.file-max on the host)
     local k
     for k in $(tuned_keys); do
