@@ -33,8 +33,6 @@ demo_bg() {
     set +m
 }
 
-group_empty() { ! pgrep -g "$1" >/dev/null; }
-
 # leftovers OUT PGID: what the demo of process group PGID left, one line each:
 # a process of the group, a namespace of its runs or its anatomy, its state
 # directory. Run as soon as it exited (a later bench.sh anywhere on the

@@ -19,8 +19,7 @@ import subprocess
 import sys
 import unittest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "harness", "lib"))
+from util import ROOT  # noqa: E402  (harness/lib on sys.path)
 
 import contenders  # noqa: E402
 
