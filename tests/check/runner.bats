@@ -23,7 +23,7 @@ runner() {
     [ "$(echo "$rows" | wc -l)" = 2 ]
     echo "$rows" | grep -qE " tests +2 tests  $d/two\.bats\$"
     echo "$rows" | grep -qE " tests +1 tests  $d/one\.bats\$"
-    echo "$rows" | sort -k2,2nr -c      # slowest first
+    echo "$rows" | sort -s -k2,2nr -c   # slowest first
     # one file alone: bats' own elapsed time (its setup_file counted)
     runner "$d/two.bats"
     assert_success
