@@ -1,10 +1,8 @@
 """Unit tests of a local run's verdict (harness/lib/judge.py): one case per
 status, from observations as run_one.sh records them. Pure: no process."""
-import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "harness", "lib"))
+import util  # noqa: E402,F401  (harness/lib on sys.path)
 import judge  # noqa: E402
 
 
