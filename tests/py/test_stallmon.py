@@ -10,7 +10,7 @@ import sys
 import unittest
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "lib"))
+import util  # noqa: E402,F401  (harness/lib on sys.path)
 import stallmon as sm  # noqa: E402
 
 

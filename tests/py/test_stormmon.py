@@ -9,7 +9,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(__file__)
-sys.path.insert(0, os.path.join(HERE, "..", "..", "harness", "lib"))
+import util  # noqa: E402,F401  (harness/lib on sys.path)
 import stormmon as st  # noqa: E402
 
 
