@@ -6,7 +6,6 @@ tests/push_stall.bats runs the scenario end to end)."""
 import copy
 import json
 import os
-import sys
 import unittest
 
 HERE = os.path.dirname(__file__)

@@ -4,7 +4,6 @@ at 2k (tests/py/data/storm-*.jsonl; tests/storm.bats runs the scenario end to
 end)."""
 import json
 import os
-import sys
 import tempfile
 import unittest
 
