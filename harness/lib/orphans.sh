@@ -58,8 +58,9 @@ end_pid() {
 state_init() {
     RUN_STATE=$C1M_STATE_ROOT/run-$$
     (umask 077 && mkdir -p "$RUN_STATE") || die "cannot create $RUN_STATE"
-    state_put owner "$$ $(proc_start $$)"
+    # the parent first: a sweeper that finds the owner finds its parent too
     state_put parent "$PPID $(proc_start "$PPID")"
+    state_put owner "$$ $(proc_start $$)"
 }
 # state_put KEY VALUE: written whole (a reader never sees half a line).
 state_put() {
@@ -118,11 +119,17 @@ sysctl_numbers() {
 # concurrent run, not an orphan. A run whose bench.sh is gone is asked to stop
 # (SIGTERM: its own cleanup runs), bounded, then its leftovers are removed.
 orphans_clean_run() {
-    local dir=$1 owner ostart parent pstart ns stats f key orig set pid start
-    [[ ${dir#"$C1M_STATE_ROOT"/} =~ ^run-[0-9]+$ ]] && [ -d "$dir" ] || return 1
-    read -r owner ostart 2>/dev/null < "$dir/owner"
+    local dir=$1 owner= ostart= parent= pstart= ns= stats= f key orig set pid start
+    [[ ${dir#"$C1M_STATE_ROOT"/} =~ ^run-([0-9]+)$ ]] && [ -d "$dir" ] || return 1
+    # A run being set up by a concurrent bench.sh (state_init: mkdir, then the
+    # parent, then the owner): no owner file yet while its pid lives is a live
+    # run, never an orphan (this read of an unset owner once stopped a sweep
+    # under set -u: "parent: unbound variable")
+    if ! read -r owner ostart 2>/dev/null < "$dir/owner"; then
+        kill -0 "${BASH_REMATCH[1]}" 2>/dev/null && return 2
+    fi
     if pid_is "$owner" "$ostart"; then
-        read -r parent pstart 2>/dev/null < "$dir/parent"
+        read -r parent pstart 2>/dev/null < "$dir/parent" || return 2
         pid_is "$parent" "$pstart" && return 2
         ORPHAN_REPORT+=("run_one.sh pid $owner runs on without its bench.sh (pid ${parent:-?} is gone): stopped it")
         end_pid "$owner" "$ostart" 150
