@@ -30,8 +30,8 @@ TARGETS = [
     ("help", "instant", "this list"),
     ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
     ("check", "~20 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
-    ("test", "~20 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
-    ("test-long", "~2-5 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
+    ("test", "~13 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
+    ("test-long", "~6 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
     ("demo", "~2 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
     ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
@@ -53,7 +53,7 @@ TARGETS = [
 ]
 DURATION_SOURCES = (
     "durations: build, c, pyext, plot, compare, capacity, fuzz-build, docs-check measured on this machine kind "
-    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; test the whole suite's last run (on a loaded machine), check and test-long measured too; bench estimated from the committed "
+    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; check, test and test-long the steps of .ci/run on a fresh clone with nothing else running (2026-12-06); bench estimated from the committed "
     "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
     "samples; demo as harness/README.md 'make demo' says; fuzz: FUZZ_SECONDS (60) plus its build")
 
