@@ -37,8 +37,11 @@ READY_FAILED = {"unavailable": "unavailable", "exited": "crashed"}
 RAMP_END = {"reached": "ok", "server-exited": "crashed", "client-exited": "client-stopped",
             "oom-guard": "oom-guard", "timeout": "timeout", "ramp-stalled": "ramp-stalled"}
 # The statuses a scenario's phase may give an otherwise ok run (obs scenario_status).
+# The storm's recovery watch (lib/stormmon.py judge) gives three of them: storm-timeout,
+# storm-server-died and client-stopped (tests/py/test_judge.py holds the two lists together).
 SCENARIO_STATUSES = ("scenario-failed", "server-died", "broadcast-timeout", "oom-guard",
-                     "storm-timeout", "storm-kill-failed", "storm-restart-failed")
+                     "storm-timeout", "storm-kill-failed", "storm-restart-failed",
+                     "storm-server-died", "client-stopped")
 NUM = re.compile(r"^[0-9]+$")
 
 

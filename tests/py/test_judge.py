@@ -97,6 +97,18 @@ class Judge(unittest.TestCase):
             self.assertIn("health", r)
         self.assertEqual(run({"scenario_status": "bogus"})["status"], "scenario-failed")
 
+    def test_every_status_of_the_storm_watch_stands(self):
+        # stormmon.judge's failures reach the judge through scenario_fail; one
+        # left off SCENARIO_STATUSES was recorded as scenario-failed
+        import stormmon
+        passes = ({"server": False, "dead": 1, "client": True, "el": 1, "open": 5},
+                  {"server": True, "dead": 0, "client": False, "el": 1, "open": 5},
+                  {"server": True, "dead": 0, "client": True, "el": 99, "open": 5})
+        got = [stormmon.judge(p, 10, 30)[0] for p in passes]
+        self.assertEqual(got, ["storm-server-died", "client-stopped", "storm-timeout"])
+        for s in got:
+            self.assertEqual(run({"scenario_status": s})["status"], s)
+
     def test_disturbed(self):
         r = run(disturbed=1, disturb_cause="outside CPU 9% over the ramp")
         self.assertEqual((r["status"], r["disturb_cause"]), ("disturbed", "outside CPU 9% over the ramp"))
