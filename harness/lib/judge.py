@@ -173,6 +173,21 @@ def health(rec, obs):
     return text, (server, sock, client)
 
 
+def judge_or_fail(rec, obs, ncpu):
+    """judge(), or, should an observation be unreadable in a way no probe
+    prints today (a bug), the record as given with status harness-error and
+    the reason: the run keeps a result.json saying so rather than none."""
+    try:
+        return judge(rec, obs, ncpu)
+    except (ValueError, TypeError, KeyError, ZeroDivisionError) as e:
+        r = dict(rec)
+        r["status"] = "harness-error"
+        r["note"] = "the judge could not read the run's observations (%s: %s); see observations.json" % (
+            type(e).__name__, e)
+        r["flags"] = ";".join(x for x in (_t(r.get("flags")), "judge-failed") if x)
+        return r
+
+
 def judge(rec, obs, ncpu):
     """The record with its verdict (see the module's doc)."""
     r = dict(rec)

@@ -171,7 +171,9 @@ def cmd_write(args):
             for k, v in client_columns(client).items():
                 if rec.get(k) is None:
                     rec[k] = v
-    rec = judge.judge(rec, obs, os.cpu_count() or 1)
+    rec = judge.judge_or_fail(rec, obs, os.cpu_count() or 1)
+    if rec.get("status") == "harness-error" and "judge-failed" in str(rec.get("flags")):
+        print(f"record.py: {rec['note']}", file=sys.stderr)
     try:
         if obs:
             runstore.write_json(os.path.join(os.path.dirname(out) or ".", "observations.json"),

@@ -97,6 +97,19 @@ class Judge(unittest.TestCase):
             self.assertIn("health", r)
         self.assertEqual(run({"scenario_status": "bogus"})["status"], "scenario-failed")
 
+    def test_an_unreadable_observation_is_a_harness_error_with_a_record(self):
+        # no probe prints an empty CPU reading today; should one, the run keeps a
+        # result.json that says why (judge() raised, and record.py wrote nothing)
+        good = {"contender": "c", "target": 1000, "accepted": 1000, "flags": "x"}
+        obs = {"ready": "ok", "ramp_end": "reached", "t0": "1.0", "t1": "2.0", "cpu0": "1", "cpu1": "2",
+               "machine0": "", "machine1": "5 9"}
+        with self.assertRaises(ValueError):
+            judge.judge(good, obs, 2)
+        r = judge.judge_or_fail(good, obs, 2)
+        self.assertEqual((r["status"], r["flags"]), ("harness-error", "x;judge-failed"))
+        self.assertIn("ValueError", r["note"])
+        self.assertEqual(r["accepted"], 1000)
+
     def test_every_status_of_the_storm_watch_stands(self):
         # stormmon.judge's failures reach the judge through scenario_fail; one
         # left off SCENARIO_STATUSES was recorded as scenario-failed
