@@ -1,8 +1,10 @@
 """monlib.py - what the scenario monitors (stallmon.py, stormmon.py) share:
 reading the server's counters and its processes, and their JSON-lines files
 (harness/README.md "Scenario monitors")."""
+import argparse
 import json
 import subprocess
+import sys
 
 
 def stat_get(c1m_stat, stats, key):
@@ -38,3 +40,19 @@ def load(path):
             return [json.loads(line) for line in f if line.strip()]
     except FileNotFoundError:
         return []
+
+
+def usage(prog, doc, msg=None):
+    """A monitor's usage (the second paragraph of its DOC) on stderr, exit 2."""
+    if msg:
+        print(f"{prog}: {msg}", file=sys.stderr)
+    print(doc.split("\n\n")[1], file=sys.stderr)
+    sys.exit(2)
+
+
+def parser(prog, doc, cmd):
+    """An ArgumentParser for PROG's subcommand CMD whose errors go to usage()."""
+    class Parser(argparse.ArgumentParser):
+        def error(self, message):
+            usage(prog, doc, message)
+    return Parser(prog=f"{prog} {cmd}")

@@ -32,7 +32,6 @@ steady-s: prints the seconds without change that end the phase (steady_s).
 
 Exit: 0 done, 1 FILE unreadable, 2 usage. Standard library only.
 """
-import argparse
 import json
 import math
 import os
@@ -41,6 +40,7 @@ import sys
 import time
 
 import c1m_root  # noqa: F401
+import monlib
 from monlib import append, live, load, stat_get
 from py_server import cli_rules
 
@@ -301,15 +301,7 @@ def summarize(rows):
 
 
 def usage(msg=None):
-    if msg:
-        print(f"stallmon.py: {msg}", file=sys.stderr)
-    print(__doc__.split("\n\n")[1], file=sys.stderr)
-    sys.exit(2)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        usage(message)
+    monlib.usage("stallmon.py", __doc__, msg)
 
 
 def knobs(ap):
@@ -333,7 +325,7 @@ def main(argv):
             return 1
         print(json.dumps(summarize(rows)))
         return 0
-    ap = Parser(prog=f"stallmon.py {cmd}")
+    ap = monlib.parser("stallmon.py", __doc__, cmd)
     knobs(ap)
     if cmd == "steady-s":
         a = ap.parse_args(rest)

@@ -29,13 +29,13 @@ failed (the status, "" when recovered), why, t_done.
 
 Exit: 0 done, 1 FILE unreadable, 2 usage.
 """
-import argparse
 import json
 import signal
 import subprocess
 import sys
 import time
 
+import monlib
 from monlib import append, live, load, stat_get
 
 # TcpExt counter -> its key (probe.sh netns_tcp_counters)
@@ -165,22 +165,14 @@ def summarize(rows, t_kill):
 
 
 def usage(msg=None):
-    if msg:
-        print(f"stormmon.py: {msg}", file=sys.stderr)
-    print(__doc__.split("\n\n")[1], file=sys.stderr)
-    sys.exit(2)
-
-
-class Parser(argparse.ArgumentParser):
-    def error(self, message):
-        usage(message)
+    monlib.usage("stormmon.py", __doc__, msg)
 
 
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
         usage()
     cmd, rest = argv[0], argv[1:]
-    ap = Parser(prog=f"stormmon.py {cmd}")
+    ap = monlib.parser("stormmon.py", __doc__, cmd)
     if cmd == "summary":
         ap.add_argument("file")
         ap.add_argument("--t-kill", type=float, required=True)
