@@ -3,6 +3,7 @@
     python3 -m py_server.anatomy --loop asyncio --api streams [--conns 2000] [--port 9700]
     python3 -m py_server.anatomy --loop gevent          (--api blocking: the only one)
     python3 -m py_server.anatomy --loop uvloop --json anatomy.json   (the figures as JSON too)
+    python3 -m py_server.anatomy --loop uvloop --slots off   (the Protocol class without __slots__)
 
 Runs one worker of the chosen contender in this process (no fork), opens
 --conns idle connections to it with the C client (build/c1m-client, a separate
@@ -135,6 +136,9 @@ def main(argv=None):
                    help="default: blocking for gevent and threads, else protocol")
     p.add_argument("--conns", type=int, default=2000, help="idle connections (default 2000)")
     p.add_argument("--port", type=int, default=9700)
+    p.add_argument("--slots", choices=cli.SLOTS, default="on",
+                   help="--api protocol: off measures the Protocol class without __slots__ "
+                        "(an instance __dict__ per connection; default on)")
     p.add_argument("--top", type=int, default=12, help="types listed (default 12)")
     p.add_argument("--client", default=os.path.join(ROOT, "build", "c1m-client"))
     p.add_argument("--json", metavar="FILE",
@@ -161,7 +165,8 @@ def main(argv=None):
 
 def _measure(a, statsdir):
     cfg = cli.parse(["--loop", a.loop, "--api", a.api, "--host", "127.0.0.1", "--port", str(a.port),
-                     "--workers", "1", "--quiet", "--stats", os.path.join(statsdir, "s")])
+                     "--workers", "1", "--quiet", "--stats", os.path.join(statsdir, "s"),
+                     "--slots", a.slots])
     w = Worker(cfg, None, 0)
     state = {"client": None, "deadline": time.monotonic() + 60, "result": 1}
 
@@ -184,7 +189,8 @@ def _measure(a, statsdir):
 
     def measure():
         after, rss1 = census(), rss_anon_bytes()
-        fig = figures(cfg.kind, w.c.open, state["before"], after, state["rss0"], rss1)
+        kind = cfg.kind + (" --slots off" if a.slots == "off" else "")
+        fig = figures(kind, w.c.open, state["before"], after, state["rss0"], rss1)
         report(fig, a.top)
         state["result"] = 0
         if a.json:

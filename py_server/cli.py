@@ -32,13 +32,16 @@ BLOCKING_LOOPS = ("gevent", "threads")
 # --gc: the garbage-collector settings of the ladder of fixes (bench PY_GC);
 # freeze, the first, is py_server's own (gc.freeze() before forking)
 GC_MODES = ("freeze", "default", "off")
+# --slots: the Protocol class with its __slots__ (on) or without (off: the
+# ladder of fixes' __slots__ step, measured by py_server.anatomy)
+SLOTS = ("on", "off")
 
 USAGE = ("python3 -m py_server --loop asyncio|uvloop|c1m|gevent|threads --api streams|protocol|"
          "blocking\n       [--host H] "
          "[--port P|LO-HI]\n       [--backlog N] [--workers N|auto] [--max-conns N] [--worker-conns N] "
          "[--sndbuf B]\n       [--rcvbuf B] [--max-pending B] [--push BYTES [--push-every S "
          "[--push-burst]] [--push-flow honour|ignore]]\n       [--stats PATH] [--quiet] "
-         "[--gc freeze|default|off]")
+         "[--gc freeze|default|off] [--slots on|off]")
 
 EPILOG = """contenders (each step changes one thing):
   --loop asyncio --api streams    asyncio-streams: seed 000's asyncio.start_server handler
@@ -228,6 +231,11 @@ def build_parser():
                         "after start-up, before forking the workers: what start-up made is never "
                         "scanned again); default (CPython's collector untouched: no freeze); off "
                         "(the freeze, then gc.disable() in every worker while serving)")
+    p.add_argument("--slots", default="on", choices=SLOTS,
+                   help="--api protocol: on (the default): the Protocol class with __slots__; "
+                        "off: the same class without them, each connection's attributes in an "
+                        "instance __dict__ (what __slots__ saves: python3 -m py_server.anatomy "
+                        "--slots off)")
     return p
 
 
@@ -246,6 +254,11 @@ def parse(argv=None):
         p.error("argument --thread-stack: only for --loop threads")
     if cfg.loop in BLOCKING_LOOPS and getattr(cfg, "push", 0):
         p.error("argument --push: not implemented by --loop %s" % cfg.loop)
+    if cfg.slots == "off" and cfg.api != "protocol":
+        p.error("argument --slots: off is for --api protocol (the Protocol class); the %s "
+                "server has no class of ours" % cfg.api)
+    if cfg.slots == "off" and cfg.push:
+        p.error("argument --slots: off is not implemented with --push")
     cfg.kind = kind
     # cfg.port: a worker's own port (workers.py sets it per worker from LO)
     cfg.port, cfg.port_count = cfg.port

@@ -21,12 +21,12 @@ import os
 import sys
 
 from . import streams
-from .protocol import CounterHooks, Counters, LineProtocol, listen_socket
+from .protocol import CounterHooks, Counters, LineProtocol, LineProtocolNoSlots, listen_socket
 from .push import PushProtocol, Schedule
 from .unavailable import Unavailable
 
 # the protocol classes a worker serves with (shutdown finds them by type)
-PROTOCOLS = (LineProtocol, PushProtocol)
+PROTOCOLS = (LineProtocol, PushProtocol, LineProtocolNoSlots)
 
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -88,12 +88,14 @@ class _LoopCalls:
 
     def _setup_push(self, cfg):
         """The push schedule and the protocol class (LineProtocol without
-        --push: its instances stay as small as without the feature)."""
+        --push: its instances stay as small as without the feature; without
+        its __slots__ under --slots off)."""
         push_on = getattr(cfg, "push", 0)
         self.push = Schedule(self.loop, cfg.push_every, cfg.push_burst) if push_on else None
         if self.push is not None:
             PushProtocol.configure_push(self.push, cfg.push, getattr(cfg, "push_flow", "honour"))
-        return PushProtocol if push_on else LineProtocol
+            return PushProtocol
+        return LineProtocolNoSlots if getattr(cfg, "slots", "on") == "off" else LineProtocol
 
     def call_later(self, delay, fn, *args):
         return self.loop.call_later(delay, fn, *args)

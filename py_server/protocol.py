@@ -342,3 +342,15 @@ class LineProtocol(asyncio.Protocol):
         w.closed += 1
         if w.open < w.resume_at:
             w.low()
+
+
+def without_slots(cls):
+    """CLS as a user writes it without __slots__: the same body, each instance
+    keeping its attributes in an instance __dict__ (--slots off: what
+    __slots__ saves per connection, shown by py_server.anatomy --slots off)."""
+    drop = ("__slots__",) + tuple(cls.__slots__)
+    body = {k: v for k, v in vars(cls).items() if k not in drop}
+    return type(cls.__name__ + "NoSlots", cls.__bases__, body)
+
+
+LineProtocolNoSlots = without_slots(LineProtocol)

@@ -280,6 +280,25 @@ kill9_worker() {
     assert_output ""
 }
 
+@test "anatomy --slots off: the Protocol class without __slots__, one instance per connection, named" {
+    for s in on off; do
+        run in_ns env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy --loop asyncio \
+            --api protocol --slots "$s" --conns 300 --port 9000 --client "$CLIENT" \
+            --json "$BATS_TEST_TMPDIR/$s.json"
+        assert_success
+    done
+    run "$PYTHON" - "$BATS_TEST_TMPDIR" <<'EOF'
+import json, sys
+on, off = (json.load(open("%s/%s.json" % (sys.argv[1], s))) for s in ("on", "off"))
+assert on["kind"] == "asyncio-protocol" and off["kind"] == "asyncio-protocol --slots off", (on["kind"], off["kind"])
+types = lambda f: {t["type"]: t for t in f["types"]}
+assert round(types(on)["py_server.protocol.LineProtocol"]["objects"]) == 1, on
+assert round(types(off)["py_server.protocol.LineProtocolNoSlots"]["objects"]) == 1, off
+assert "py_server.protocol.LineProtocol" not in types(off), off
+EOF
+    assert_success
+}
+
 @test "SCENARIO=push with a contender without --push: recorded unsupported, never started; the table agrees with the flags" {
     out=$BATS_TEST_TMPDIR/push-results
     # smallest: gevent alone (was c,gevent: c's push run, ok, is push_stall.bats's

@@ -35,6 +35,13 @@ def label_of(n):
     return str(n)
 
 
+def cpu_us_per_conn(r):
+    """Server CPU in the connect phase per accepted connection, microseconds
+    (report.md's cpu plot, the ladder of fixes)."""
+    cpu, acc = num(r.get("server_cpu_connect_s")), num(r.get("accepted")) or num(r.get("tier"))
+    return cpu / acc * 1e6 if cpu is not None and acc else None
+
+
 def status_of(r):
     return str(r.get("status") or "?")
 

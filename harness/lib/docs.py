@@ -15,8 +15,8 @@ Markers (one line each; the text between them is what `render` writes):
       runs), ci ("median [lo-hi]"), min, max, n (runs used), ratio (this
       cell's median over the median of over=CONTENDER, or of over_tier=,
       over_condition=, over_dir=, over_col=), pairs (the same ratio run by run,
-      repeat by repeat: "1.15x, 0.96x, 1.28x"), value (a CSV row's cell or a
-      JSON field: COLUMN is a dotted path), sum (COLUMN is a |-joined list of
+      repeat by repeat: "1.15x, 0.96x, 1.28x"), value (a CSV row's cell, a
+      number or else its text, or a JSON field: COLUMN is a dotted path), sum (COLUMN is a |-joined list of
       a CSV row's columns), share (that sum over the row's of=COLUMN).
       keys: contender= tier= (1m, 300k) condition= select the cell
       (condition=A,B pools the runs of conditions A and B); any other
@@ -231,6 +231,8 @@ def file_value(root, rel, col, stat, sel, of=None):
     rows = [r for r in data if all(r.get(k) == v for k, v in sel.items())]
     if len(rows) != 1:
         raise DocError("results/%s: %d rows match %s" % (rel, len(rows), sel))
+    if stat == "value" and rows[0].get(col) not in (None, "") and cellmod.num(rows[0][col]) is None:
+        return rows[0][col]          # a text cell ("ok 2, disturbed 1"), as it is
     names = col.split("|") if stat in ("sum", "share") else [col]
     if stat == "share":
         names.append(of)

@@ -36,7 +36,7 @@ import capacity_model
 import cells as cellmod
 import fingerprint
 import runstore
-from cells import DAGGER, fmt_stat, label_of, md_table, num
+from cells import DAGGER, cpu_us_per_conn, fmt_stat, label_of, md_table, num
 from py_server import cli_rules
 from runstore import COLUMNS, read_runs, text  # noqa: F401  (COLUMNS: the public list)
 
@@ -390,12 +390,6 @@ def pick_ramp_run(cell):
 
 def gp_str(s):
     return "'" + s.replace("'", "''") + "'"
-
-
-def cpu_us_per_conn(r):
-    """Server CPU in the connect phase per accepted connection, microseconds."""
-    cpu, acc = num(r.get("server_cpu_connect_s")), num(r.get("accepted")) or num(r.get("tier"))
-    return cpu / acc * 1e6 if cpu is not None and acc else None
 
 
 # The tier plots' figures: a run's value of each (None: not measured).

@@ -177,6 +177,19 @@ class DocsTest(TmpDir):
         self.assertIn("-->300.0 s<!--", text)            # every run's, the disturbed one too
         self.assertIn("-->5.71x, 5.37x<!--", text)       # py/c repeat by repeat, ok pairs only
 
+    def test_a_csv_value_is_its_number_or_else_its_text(self):
+        with open(os.path.join(self.run_dir, "ladder.csv"), "w") as f:
+            f.write("tier,fix,cpu_us,statuses\n100k,streams,85.25,\"ok 2, disturbed 1\"\n100k,pyext,,\n")
+        self.write(self.read() + "<!--fig demo/ladder.csv cpu_us value tier=100k fix=streams fmt=us1-->X<!--/fig-->"
+                   " <!--fig demo/ladder.csv statuses value tier=100k fix=streams-->X<!--/fig-->\n")
+        self.assertEqual(docs.render(self.root), [])
+        self.assertIn("-->85.2 µs<!--/fig--> <!--fig demo/ladder.csv statuses value tier=100k fix=streams-->"
+                      "ok 2, disturbed 1<!--", self.read())
+        # an empty cell is no figure: an error, never a 0
+        self.write(self.read() + "<!--fig demo/ladder.csv cpu_us value tier=100k fix=pyext-->X<!--/fig-->\n")
+        problems = docs.render(self.root)
+        self.assertTrue(problems and "no number in cpu_us" in problems[0], problems)
+
     def test_units(self):
         self.assertEqual(units.fmt_value(492, "kib"), "492 KiB")
         self.assertEqual(units.fmt_value(1536, "kib"), "1.50 MiB")

@@ -192,6 +192,49 @@ class GcTest(unittest.TestCase):
             self.assertEqual(r.stdout.strip(), out, (mode, r.stderr))
 
 
+class SlotsTest(unittest.TestCase):
+    """--slots on|off (the ladder of fixes' __slots__ step): parsed, refused
+    when unknown or without a Protocol class of ours, and off serves with the
+    same class minus its __slots__ (an instance __dict__ per connection)."""
+
+    def test_values_and_refusals(self):
+        base = ["--loop", "asyncio", "--api", "protocol"]
+        self.assertEqual(cli.parse(base).slots, "on")
+        self.assertEqual(cli.parse(base + ["--slots", "off"]).slots, "off")
+        for args, word in ((base + ["--slots", "maybe"], "--slots"),
+                           (["--loop", "asyncio", "--api", "streams", "--slots", "off"], "--api protocol"),
+                           (base + ["--slots", "off", "--push", "64"], "--push")):
+            r = run_cli(args)
+            self.assertEqual(r.returncode, 2, (args, r.stderr))
+            self.assertIn("--slots", r.stderr)
+            self.assertIn(word, r.stderr)
+        self.assertIn("--slots", run_cli(["--help"]).stdout)
+        r = subprocess.run([PYTHON, "-m", "py_server.anatomy", "--help"], cwd=REPO,
+                           capture_output=True, text=True, timeout=20)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--slots", r.stdout)
+
+    def test_off_is_the_same_class_with_an_instance_dict(self):
+        from py_server import loops
+        from py_server.protocol import LineProtocol, LineProtocolNoSlots
+        on, off = LineProtocol(), LineProtocolNoSlots()
+        self.assertFalse(hasattr(on, "__dict__"))
+        on.t = off.t = None
+        off.n = 0
+        self.assertEqual(vars(off), {"t": None, "n": 0})
+        for name in ("connection_made", "data_received", "connection_lost", "configure"):
+            self.assertIs(getattr(LineProtocolNoSlots, name).__func__ if name == "configure"
+                          else getattr(LineProtocolNoSlots, name),
+                          getattr(LineProtocol, name).__func__ if name == "configure"
+                          else getattr(LineProtocol, name))
+        self.assertIn(LineProtocolNoSlots, loops.PROTOCOLS)   # shutdown finds them
+        base = ["--loop", "asyncio", "--api", "protocol", "--workers", "1", "--port", "9233"]
+        for slots, cls in (("on", LineProtocol), ("off", LineProtocolNoSlots)):
+            b = loops.make_backend(cli.parse(base + ["--slots", slots]), loops.Counters())
+            self.addCleanup(b.loop.close)
+            self.assertIs(b.protocol, cls)
+
+
 class UnavailableTest(unittest.TestCase):
     """A loop that cannot be imported: exit 3 with a clear message, never a
     silent fallback. Simulated with a module that fails to import."""
