@@ -560,11 +560,7 @@ def dir_meta_runs(path):
     """meta.json and the runs of a directory, or of its subdirectories (one
     results directory per part: each its own meta.json and runs.csv)."""
     def one(p):
-        try:
-            with open(os.path.join(p, "meta.json")) as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            meta = {}
+        meta = runstore.read_meta(p)
         try:
             runs = runstore.read_runs(p)
         except OSError:

@@ -173,6 +173,33 @@ def read_runs(run_dir):
         return list(csv.DictReader(f))
 
 
+# meta.json's fields that hold objects, and the objects inside them
+META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns")}
+
+
+def read_meta(run_dir):
+    """RUN_DIR/meta.json as a dict; {} when it is absent, unreadable, not JSON or
+    not an object. A field of META_OBJECTS (or one inside it) that is not an
+    object is left out: a foreign or damaged meta.json is missing metadata,
+    never a crash of the commands that read it."""
+    try:
+        with open(os.path.join(run_dir, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    for key, inner in META_OBJECTS.items():
+        v = meta.get(key)
+        if key in meta and not isinstance(v, dict):
+            del meta[key]
+        elif isinstance(v, dict):
+            for k in inner:
+                if k in v and not isinstance(v[k], dict):
+                    del v[k]
+    return meta
+
+
 def text(r, key):
     """A run's value as display text ("" when absent or null)."""
     return cell(r.get(key))
