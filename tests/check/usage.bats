@@ -70,6 +70,21 @@ refused() {
     refused "usage: make capacity" make -s --no-print-directory capacity
 }
 
+@test "make compare, plot and capacity pass a directory named with a quote or a space whole" {
+    # it reached the shell unquoted or in bare quotes: a syntax error, or two arguments
+    local d="$BATS_TEST_TMPDIR/it's a \"dir\"" st=$BATS_TEST_TMPDIR/status
+    mkdir -p "$d"
+    run make -s --no-print-directory compare A="$d" B="$d" STATUS_FILE="$st"
+    assert_line "compare: $d has no runs.jsonl or runs.csv"
+    [ "$(cat "$st")" = 1 ]
+    run make -s --no-print-directory capacity RUN="$d" STATUS_FILE="$st"
+    assert_line "capacity: $d holds no runs.jsonl or runs.csv"
+    [ "$(cat "$st")" = 1 ]
+    run make -s --no-print-directory plot RUN="$d" STATUS_FILE="$st"
+    assert_line "error: $d/runs.jsonl or runs.csv not found: give a directory written by harness/bench.sh"
+    [ "$(cat "$st")" = 1 ]
+}
+
 @test "the test tools (tests/tools): missing or bad arguments exit 2" {
     refused "needs PORT" "$PYTHON" tests/tools/push_server.py
     refused "--port" "$PYTHON" tests/tools/push_reader.py --bogus
