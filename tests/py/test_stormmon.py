@@ -91,10 +91,14 @@ class Recorded(unittest.TestCase):
         self.assertNotIn("storm_recovery_s", s["record"])
         self.assertEqual(s["record"]["storm_open"], 1940)
 
-    def test_an_interrupted_watch_records_nothing(self):
+    def test_a_watch_without_its_end_line_records_nothing_and_fails_the_storm(self):
+        # the watch stopped or killed on its own (a run interrupted never reads
+        # the summary: run_one.sh exits 130): the storm was not seen to recover,
+        # so it is no success (failed "" let the run stand ok, without a recovery)
         rows = recorded("storm-asyncio-backoff.jsonl")[:-1]
-        self.assertEqual(st.summarize(rows, t_kill(rows)), {"record": {}, "end": None, "failed": "",
-                                                            "why": "", "t_done": None})
+        s = st.summarize(rows, t_kill(rows))
+        self.assertEqual((s["record"], s["end"], s["failed"], s["t_done"]), ({}, None, "scenario-failed", None))
+        self.assertEqual(s["why"], "the recovery watch ended without a verdict (stopped or killed)")
 
 
 if __name__ == "__main__":
