@@ -35,11 +35,23 @@ def append(path, obj):
 
 
 def load(path):
+    """The JSON objects of PATH's lines ([] without the file). A line that is
+    none (cut by a full disk, not text) is skipped: the others still count.
+    OSError when PATH cannot be read."""
     try:
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
     except FileNotFoundError:
         return []
+    out = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
 
 
 def usage(prog, doc, msg=None):

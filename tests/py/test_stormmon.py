@@ -101,5 +101,25 @@ class Recorded(unittest.TestCase):
         self.assertEqual(s["why"], "the recovery watch ended without a verdict (stopped or killed)")
 
 
+class Damaged(unittest.TestCase):
+    def test_lines_that_are_no_sample_are_skipped_not_a_crash(self):
+        # monlib.load, both monitors' reader: a line cut by a full disk, one that
+        # is JSON but no object (AttributeError's traceback), bytes that are not
+        # text: the other lines still count, as disturb.py's reader does
+        import monlib
+        import stallmon
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "storm.jsonl")
+            with open(path, "wb") as f:
+                for r in rows[:-1]:
+                    f.write(json.dumps(r).encode() + b"\n")
+                f.write(b'[1, 2]\n3\n"x"\n\xff\xfe{\n{"t": 1.5, "op\n')
+                f.write(json.dumps(rows[-1]).encode() + b"\n")
+            self.assertEqual(monlib.load(path), rows)
+            self.assertEqual(st.summarize(monlib.load(path), t_kill(rows))["end"], "recovered")
+            stallmon.summarize(monlib.load(path))
+
+
 if __name__ == "__main__":
     unittest.main()
