@@ -52,6 +52,8 @@ import signal
 import sys
 import time
 
+import monlib
+
 PROC = "/proc"
 MIN_WINDOW_S = 2.0
 COVERED_MIN = 0.9     # a window is measured when samples cover 90% of it
@@ -291,6 +293,12 @@ def cmd_sample(args):
     return 0
 
 
+def is_sample(x):
+    """A line cmd_sample wrote: its window and CPU in numbers, its busiest listed."""
+    return (all(isinstance(x.get(k), (int, float)) for k in ("t0", "t1", "total"))
+            and isinstance(x.get("top"), list) and all(isinstance(t, list) and len(t) == 2 for t in x["top"]))
+
+
 def window(samples, a, b):
     """Sums over [a, b]: each sample's share = the part of its interval inside."""
     s = {"total": 0.0, "steal": 0.0, "softirq": 0.0, "outside": 0.0, "ksoftirqd": 0.0,
@@ -350,14 +358,9 @@ def cmd_summary(args):
         usage(f"{args[i]}: expects numbers")
     if "ramp" not in bounds:
         usage("summary: needs --ramp T0 T1")
-    samples = []
     try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    samples.append(json.loads(line))
-                except ValueError:
-                    continue    # a line cut by a kill: the others still count
+        # a line cut by a kill, or that is no sample, is skipped: the others still count
+        samples = [x for x in monlib.load(path, missing_ok=False) if is_sample(x)]
     except OSError as e:
         print(f"disturb.py: cannot read {path}: {e}", file=sys.stderr)
         return 1

@@ -34,14 +34,16 @@ def append(path, obj):
         f.write(json.dumps(obj) + "\n")
 
 
-def load(path):
-    """The JSON objects of PATH's lines ([] without the file). A line that is
-    none (cut by a full disk, not text) is skipped: the others still count.
-    OSError when PATH cannot be read."""
+def load(path, missing_ok=True):
+    """The JSON objects of PATH's lines ([] without the file, if MISSING_OK). A
+    line that is none (cut by a kill or a full disk, not text) is skipped: the
+    others still count. OSError when PATH cannot be read."""
     try:
         with open(path, errors="replace") as f:
             lines = f.readlines()
     except FileNotFoundError:
+        if not missing_ok:
+            raise
         return []
     out = []
     for line in lines:
