@@ -64,7 +64,7 @@ def samples(path, t_from, t_to):
     newline: its last number may be cut); stale_ms and lag_ms None when the
     column is absent."""
     out = []
-    with open(path, newline="") as f:
+    with open(path, newline="", errors="replace") as f:     # a byte not text: its row skipped
         lines = f.read().splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
