@@ -146,8 +146,8 @@ def read_rows(run_dir):
         raise NoData("%s is not a directory" % run_dir)
     try:
         rows = runstore.read_runs(run_dir)
-    except OSError:
-        raise NoData("%s holds no runs.jsonl or runs.csv" % run_dir)
+    except OSError as e:
+        raise NoData(runstore.unreadable(run_dir, e))
     except ValueError as e:
         raise NoData(str(e))
     rows = [r for r in rows if num(r.get("tier")) is not None]

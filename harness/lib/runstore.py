@@ -224,6 +224,13 @@ def read_meta(run_dir):
     return meta
 
 
+def unreadable(run_dir, e):
+    """What an OSError of read_runs(RUN_DIR) means, for a message."""
+    if isinstance(e, FileNotFoundError):
+        return "%s holds no runs.jsonl or runs.csv" % run_dir
+    return "cannot read the runs of %s: %s: %s" % (run_dir, e.strerror, e.filename)
+
+
 def text(r, key):
     """A run's value as display text ("" when absent or null)."""
     return cell(r.get(key))

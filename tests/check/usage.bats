@@ -75,7 +75,7 @@ refused() {
     local d="$BATS_TEST_TMPDIR/it's a \"dir\"" st=$BATS_TEST_TMPDIR/status
     mkdir -p "$d"
     run make -s --no-print-directory compare A="$d" B="$d" STATUS_FILE="$st"
-    assert_line "compare: $d has no runs.jsonl or runs.csv"
+    assert_line "compare: $d holds no runs.jsonl or runs.csv"
     [ "$(cat "$st")" = 1 ]
     run make -s --no-print-directory capacity RUN="$d" STATUS_FILE="$st"
     assert_line "capacity: $d holds no runs.jsonl or runs.csv"

@@ -411,6 +411,13 @@ class TestCompare(TmpDir):
         rc, _, err = self.compare(empty, empty)
         self.assertEqual(rc, 1)
         self.assertIn("no runs.jsonl or runs.csv", err)
+        # runs there but unreadable (a directory in runs.jsonl's place; for a user
+        # other than root: a file root wrote 0600): said so, not "no runs"
+        os.mkdir(os.path.join(empty, "runs.jsonl"))
+        rc, _, err = self.compare(empty, empty)
+        self.assertEqual(rc, 1)
+        self.assertIn("compare: cannot read the runs of %s: Is a directory: %s"
+                      % (empty, os.path.join(empty, "runs.jsonl")), err)
 
     def test_committed_reference_against_itself(self):
         ref = os.path.join(ROOT, "results", "reference-100k")
