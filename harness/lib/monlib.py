@@ -1,6 +1,7 @@
 """monlib.py - what the scenario monitors (stallmon.py, stormmon.py) share:
 reading the server's counters and its processes, and their JSON-lines files
-(harness/README.md "Scenario monitors")."""
+(harness/README.md "Scenario monitors"; disturb.py reads its samples with load
+too)."""
 import argparse
 import json
 import subprocess
