@@ -132,6 +132,10 @@ def main(argv):
         tiers = [int(t) for t in a.tiers.split(",") if t]
     except ValueError:
         ap.error("--tiers: whole numbers")
+    if any(t < 1 for t in tiers):
+        ap.error("--tiers: at least 1 connection each")
+    if a.runs_per_cell < 1 or a.hold < 0:
+        ap.error("--runs-per-cell: at least 1; --hold: at least 0")
     r = plan(tiers, [c for c in a.contenders.split(",") if c], a.runs_per_cell, a.hold, a.results)
     if r is None:
         print("basis no committed runs in results/ to calibrate on")
