@@ -4,6 +4,7 @@ reading the server's counters and its processes, and their JSON-lines files
 too)."""
 import argparse
 import json
+import math
 import subprocess
 import sys
 
@@ -63,6 +64,20 @@ def usage(prog, doc, msg=None):
         print(f"{prog}: {msg}", file=sys.stderr)
     print(doc.split("\n\n")[1], file=sys.stderr)
     sys.exit(2)
+
+
+def positive(kind):
+    """An argparse type: a finite KIND (int or float) above 0."""
+    def conv(text):
+        try:
+            v = kind(text)
+        except ValueError:
+            v = None
+        if v is None or not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError("expects a %s above 0, not %r"
+                                             % ("whole number" if kind is int else "number", text))
+        return v
+    return conv
 
 
 def parser(prog, doc, cmd):
