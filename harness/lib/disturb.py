@@ -47,6 +47,7 @@ Every percentage is of the whole machine (100 = every CPU busy).
 Exit: 0 done, 1 the sample file is unreadable, 2 usage.
 """
 import json
+import math
 import os
 import signal
 import sys
@@ -356,6 +357,8 @@ def cmd_summary(args):
                 usage(f"unknown flag: {a}")
     except (IndexError, ValueError):
         usage(f"{args[i]}: expects numbers")
+    if not all(math.isfinite(x) for x in [v for w in bounds.values() for v in w] + [limit or 0, init_limit or 0]):
+        usage("the windows and limits: finite numbers, not nan or inf")
     if "ramp" not in bounds:
         usage("summary: needs --ramp T0 T1")
     try:

@@ -280,6 +280,10 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(run(DISTURB).returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent").returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "x").returncode, 2)
+        # a window or limit that is no finite number: usage (nan judged a window measured and quiet)
+        for bad in (["--ramp", "nan", "1"], ["--ramp", "0", "inf"], ["--ramp", "0", "1", "--limit", "nan"],
+                    ["--ramp", "0", "1", "--phase", "x", "nan", "1"]):
+            self.assertEqual(run(DISTURB, "summary", "/nonexistent", *bad).returncode, 2, bad)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2").returncode, 1)
         self.assertEqual(run(DISTURB, "sample", "--root", "0", "--out", "/dev/null").returncode, 2)
         self.assertEqual(run(DISTURB, "sample", "--out").returncode, 2)
