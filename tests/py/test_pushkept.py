@@ -215,6 +215,7 @@ class Samples(unittest.TestCase):
     def test_cli_bad_arguments(self):
         p = self.write("unix_ms,open,slow,pushed\n")
         for bad in (["--every", "0"], ["--every", "-1"], ["--every", "x"], ["--every", "1", "--min", "2"],
+                    ["--every", "nan"], ["--every", "inf"],     # a traceback, a verdict of nothing due
                     ["--every", "1", "--stalled", "-3"]):
             r = self.cli("summary", p, "--from", "0", "--to", "1", *bad)
             self.assertEqual(r.returncode, 2, (bad, r.stdout))
