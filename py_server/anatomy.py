@@ -149,6 +149,10 @@ def main(argv=None):
         a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
     if not 1 <= a.conns <= cli.nofile_limit() - cli.FD_RESERVE:
         p.error("--conns: 1..%d (one worker)" % (cli.nofile_limit() - cli.FD_RESERVE))
+    if not 1 <= a.port <= 65535:
+        p.error("--port: 1..65535")
+    if a.top < 1:
+        p.error("--top: at least 1")
     if not os.access(a.client, os.X_OK):
         p.error("--client: %s is not executable (make build)" % a.client)
     try:

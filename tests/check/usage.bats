@@ -33,6 +33,15 @@ refused() {
     refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --api protocol
     refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop nope --api protocol
     refused "--max-conns" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol --max-conns 1x
+    # py_server.anatomy names its own flag and usage (a bad --port printed py_server's usage;
+    # --top 0 measured for nothing)
+    local a
+    for a in "--port 0" "--port 70000" "--top 0" "--top -1"; do
+        # shellcheck disable=SC2086  # words
+        refused "py_server.anatomy: error: ${a%% *}" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy \
+            --client "$C1M_BUILD/c1m-client" $a
+        refute_output --partial "usage: python3 -m py_server --loop"
+    done
 }
 
 @test "harness/run_one.sh: unknown flag, contender or gate setting exits 2 before --out is created" {
