@@ -80,8 +80,9 @@ refused() {
 }
 
 @test "make compare, plot and capacity pass a directory named with a quote or a space whole" {
-    # it reached the shell unquoted or in bare quotes: a syntax error, or two arguments
-    local d="$BATS_TEST_TMPDIR/it's a \"dir\"" st=$BATS_TEST_TMPDIR/status
+    # it reached the shell unquoted or in bare quotes: a syntax error, or two arguments;
+    # and make expanded a $ in it
+    local d="$BATS_TEST_TMPDIR/it's a \"dir\" \$x" st=$BATS_TEST_TMPDIR/status
     mkdir -p "$d"
     run make -s --no-print-directory compare A="$d" B="$d" STATUS_FILE="$st"
     assert_line "compare: $d holds no runs.jsonl or runs.csv"
