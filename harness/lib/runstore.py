@@ -146,7 +146,7 @@ def check_run(rec, where):
         raise ValueError("%s: no contender (not a run record)" % where)
     if t is None or t == "":
         raise ValueError("%s: no tier (not a run record)" % where)
-    if not (type(t) is int or isinstance(t, str) and re.fullmatch(r"[0-9]+", t)):
+    if not (type(t) is int or isinstance(t, str) and re.fullmatch(r"[0-9]+", t)) or int(t) < 1:
         raise ValueError("%s: tier %r is not a number of connections" % (where, t))
 
 

@@ -148,6 +148,7 @@ class TestRecords(TmpDir):
         for bad, said in (('{"name": "x", "value": 3}', "line 2: no contender"),
                           ('{"contender": "c", "status": "ok"}', "line 2: no tier"),
                           ('{"contender": "c", "tier": "2k"}', "line 2: tier '2k' is not"),
+                          ('{"contender": "c", "tier": 0}', "line 2: tier 0 is not"),
                           ('{"contender": "c", "tier": null}', "line 2: no tier"),
                           ('{"contender": 7, "tier": 2000}', "line 2: no contender"),
                           ("\udcff", "not UTF-8 text")):
