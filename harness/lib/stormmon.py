@@ -149,21 +149,23 @@ def cmd_sample(a):
 def summarize(rows, t_kill):
     """The summary object from the monitor's lines and the kill's time."""
     before = next((r for r in rows if r.get("tag") == "before"), {})
-    end = next((r for r in rows if r.get("tag") == "end"), None)
+    # an end line says when and how it ended; one that does not is none
+    end = next((r for r in rows if r.get("tag") == "end" and isinstance(r.get("end"), str)
+                and isinstance(r.get("t"), (int, float))), None)
     if end is None:     # (an interrupted run never reads this: run_one.sh exits 130)
         return {"record": {}, "end": None, "failed": "scenario-failed",
                 "why": "the recovery watch ended without a verdict (stopped or killed)", "t_done": None}
     samples = [r for r in rows if "tag" not in r]
     rec = {"storm_open": end.get("open"), "storm_window_s": f"{end['t'] - t_kill:.3f}",
-           "storm_server_pss_peak_kib": max([end.get("pss") or 0] + [s["pss"] for s in samples])}
+           "storm_server_pss_peak_kib": max([end.get("pss") or 0] + [s.get("pss") or 0 for s in samples])}
     if end["end"] == "recovered":
         rec["storm_recovery_s"] = rec["storm_window_s"]
-    c0 = before.get("counters", {})
-    for k, v in end.get("counters", {}).items():
-        if k in c0:
+    c0, c1 = (x.get("counters") if isinstance(x.get("counters"), dict) else {} for x in (before, end))
+    for k, v in c1.items():
+        if isinstance(v, int) and isinstance(c0.get(k), int):
             rec[f"storm_{k}"] = v - c0[k]
     return {"record": rec, "end": end["end"], "failed": "" if end["end"] == "recovered" else end["end"],
-            "why": end["why"], "t_done": end["t"]}
+            "why": str(end.get("why") or ""), "t_done": end["t"]}
 
 
 def usage(msg=None):

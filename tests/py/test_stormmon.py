@@ -119,6 +119,16 @@ class Damaged(unittest.TestCase):
             self.assertEqual(monlib.load(path), rows)
             self.assertEqual(st.summarize(monlib.load(path), t_kill(rows))["end"], "recovered")
             stallmon.summarize(monlib.load(path))
+        # an end line without its time or verdict, a sample without its PSS: the
+        # summary still answers (a traceback left storm.json empty: no failure,
+        # so the storm counted as recovered)
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        s = st.summarize(rows[:-1] + [{"el": 1.0}, {"tag": "end", "end": "recovered"}], t_kill(rows))
+        self.assertEqual((s["end"], s["failed"]), (None, "scenario-failed"))
+        s = st.summarize(rows[:-1] + [{"el": 1.0}, rows[-1]], t_kill(rows))
+        self.assertEqual((s["end"], s["failed"]), ("recovered", ""))
+        s = st.summarize(rows[:-1] + [dict(rows[-1], why=None, counters=[1])], t_kill(rows))
+        self.assertEqual((s["end"], s["why"]), ("recovered", ""))
 
 
 if __name__ == "__main__":
