@@ -20,19 +20,21 @@ PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -
 # Every NAME=VALUE on make's command line must be a setting of harness/lib/settings.py
 # (make help lists them): a typo (TIER=10k) stops make here, exit 2, naming the closest.
 CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+# $(call shq,VALUE): VALUE as one shell word, whatever it holds (quotes, spaces)
+shq = '$(subst ','\'',$(1))'
 ifneq ($(strip $(CMDLINE_VARS)),)
 SETTINGS_ERR := $(shell $(PYTHON) harness/lib/settings.py check-make \
-	$(foreach v,$(CMDLINE_VARS),'$(v)=$(subst ','\'',$(value $(v)))') 2>&1)
+	$(foreach v,$(CMDLINE_VARS),$(call shq,$(v)=$(value $(v)))) 2>&1)
 ifneq ($(.SHELLSTATUS),0)
-$(if $(STATUS_FILE),$(shell echo 2 > '$(STATUS_FILE)'))
+$(if $(STATUS_FILE),$(shell echo 2 > $(call shq,$(value STATUS_FILE))))
 $(error $(SETTINGS_ERR))
 endif
 endif
 # STATUS_FILE=F: the exit status of the script a target ran (0, 1, 2, 3, 130) is
 # written to F; make's own status is 2 for any failure (harness/README.md).
 # F is removed first: absent afterwards, no script ran (a build or a prerequisite failed).
-$(if $(STATUS_FILE),$(shell rm -f '$(STATUS_FILE)'))
-keep_status = $(if $(STATUS_FILE),; rc=$$?; echo $$rc > '$(STATUS_FILE)'; exit $$rc)
+$(if $(STATUS_FILE),$(shell rm -f $(call shq,$(value STATUS_FILE))))
+keep_status = $(if $(STATUS_FILE),; rc=$$?; echo $$rc > $(call shq,$(value STATUS_FILE)); exit $$rc)
 
 ifeq ($(SANITIZE),1)
 BUILD ?= build-san
@@ -172,17 +174,17 @@ bench-deps:
 demo: bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/demo$(keep_status)
 plot:
-	@test -n "$(RUN)" || { echo "usage: make plot RUN=results/<dir>" >&2; (exit 2); }$(keep_status)
-	harness/plot.sh $(RUN)$(keep_status)
+	@test -n $(call shq,$(value RUN)) || { echo "usage: make plot RUN=results/<dir>" >&2; (exit 2); }$(keep_status)
+	harness/plot.sh $(call shq,$(value RUN))$(keep_status)
 # B/A per contender and tier with bootstrap 95% intervals and verdicts (harness/README.md):
 # the machines' differences first; time and CPU as ratios to the floor unless the
 # fingerprints are the same. [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv];
 # B= alone: A is the committed results/reference* sharing the most cells with B
 compare:
-	@test -n "$(B)" || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; (exit 2); }$(keep_status)
-	@$(PYTHON) harness/lib/results.py compare $(if $(MODE),--mode '$(MODE)') \
-		$(if $(filter-out 0,$(DISTURBED)),--disturbed) $(if $(FORMAT),--format '$(FORMAT)') \
-		$(if $(A),'$(A)',--reference) '$(B)'$(keep_status)
+	@test -n $(call shq,$(value B)) || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; (exit 2); }$(keep_status)
+	@$(PYTHON) harness/lib/results.py compare $(if $(MODE),--mode $(call shq,$(value MODE))) \
+		$(if $(filter-out 0,$(DISTURBED)),--disturbed) $(if $(FORMAT),--format $(call shq,$(value FORMAT))) \
+		$(if $(A),$(call shq,$(value A)),--reference) $(call shq,$(value B))$(keep_status)
 # the figures of README.md and docs/ from the committed results, and results/README.md
 # (harness/lib/docs.py; docs/README.md "Figures"); docs-check fails, naming FILE:LINE, on drift
 .PHONY: docs docs-check
@@ -195,8 +197,8 @@ docs-check:
 # CONNS=10m: the other way, the memory N connections need
 .PHONY: capacity
 capacity:
-	@test -n "$(RUN)" || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; (exit 2); }$(keep_status)
-	@$(PYTHON) harness/capacity '$(RUN)' $(if $(MEM),--mem '$(MEM)') $(if $(CONNS),--conns '$(CONNS)') $(if $(STALL),--stall '$(STALL)')$(keep_status)
+	@test -n $(call shq,$(value RUN)) || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; (exit 2); }$(keep_status)
+	@$(PYTHON) harness/capacity $(call shq,$(value RUN)) $(if $(MEM),--mem $(call shq,$(value MEM))) $(if $(CONNS),--conns $(call shq,$(value CONNS))) $(if $(STALL),--stall $(call shq,$(value STALL)))$(keep_status)
 # where each microsecond of an accept goes, by layer (perf; harness/anatomy-cpu, README):
 # CONTENDERS=c,pyext N=300k [HOLD=10] [OUT=results/X]; exit 3 when perf cannot sample
 .PHONY: anatomy-cpu

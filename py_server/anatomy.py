@@ -19,7 +19,8 @@ connection at scale; this shows what it is made of. `make demo` draws its
 figures (--json) beside the harness's.
 
 Exit: 0 measured, 1 the connections did not all arrive, 2 usage, 3 the loop
-cannot be imported by this interpreter (the message names one that can).
+cannot be imported by this interpreter (the message names one that can), 130
+stopped by SIGINT or SIGTERM before it measured.
 """
 import argparse
 import collections
@@ -149,6 +150,10 @@ def main(argv=None):
         a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
     if not 1 <= a.conns <= cli.nofile_limit() - cli.FD_RESERVE:
         p.error("--conns: 1..%d (one worker)" % (cli.nofile_limit() - cli.FD_RESERVE))
+    if not 1 <= a.port <= 65535:
+        p.error("--port: 1..65535")
+    if a.top < 1:
+        p.error("--top: at least 1")
     if not os.access(a.client, os.X_OK):
         p.error("--client: %s is not executable (make build)" % a.client)
     try:
@@ -168,14 +173,22 @@ def _measure(a, statsdir):
                      "--workers", "1", "--quiet", "--stats", os.path.join(statsdir, "s"),
                      "--slots", a.slots])
     w = Worker(cfg, None, 0)
-    state = {"client": None, "deadline": time.monotonic() + 60, "result": 1}
+    state = {"client": None, "deadline": time.monotonic() + 60, "result": 1, "interrupted": False}
+    worker_stop = w.on_stop_signal
+
+    def on_stop_signal(*_):
+        """The worker's handler of SIGINT and SIGTERM (it installs this
+        attribute): the worker stops, and the measurement is not made."""
+        state["interrupted"] = True
+        worker_stop()
+    w.on_stop_signal = on_stop_signal
 
     def stop():
         c = state["client"]
         if c is not None and c.poll() is None:
             c.terminate()
             c.wait(timeout=30)
-        w.on_stop_signal()
+        worker_stop()
 
     def wait_full():
         if w.c.open >= a.conns:
@@ -217,6 +230,9 @@ def _measure(a, statsdir):
         if c is not None and c.poll() is None:
             c.kill()
             c.wait()
+    if state["result"] and state["interrupted"]:
+        print("anatomy: interrupted: nothing measured", file=sys.stderr)
+        return 130
     return state["result"] or rc
 
 

@@ -182,6 +182,15 @@ EOF
         assert_output --partial "error: ${s%%=*}:"
         [ ! -e "$out" ] || fail "$s: $out created"
     done
+    # a contender of the suite the demo does not run, or one in capitals: named as such
+    # (the message was "a comma list without blanks")
+    for s in io_uring C; do
+        run env OUT="$out" DEMO_CONTENDERS="$s" "$C1M_ROOT/harness/demo"
+        assert_failure 2
+        assert_output --partial "error: DEMO_CONTENDERS: not a demo contender: '$s'"
+    done
+    run env OUT="$out" DEMO_CONTENDERS="c, pyext" "$C1M_ROOT/harness/demo"
+    assert_output --partial "error: DEMO_CONTENDERS: a comma list of names without blanks"
 }
 
 @test "demo --help: the settings on stdout, exit 0" {

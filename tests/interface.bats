@@ -168,6 +168,14 @@ setup() {
     assert_line "pyext 2000 16"
     assert_line "total 96"
     assert_line --partial "basis calibrated on 3 committed ok runs"
+    # a tier of no connection, or negative runs or hold: usage (ZeroDivisionError's traceback)
+    for bad in "--tiers 0" "--tiers -5" "--tiers 2000 --runs-per-cell -1" "--tiers 2000 --hold -1"; do
+        # shellcheck disable=SC2086  # words
+        run "$PYTHON" harness/lib/estimate.py plan $bad --contenders c --results "$r"
+        assert_failure 2
+        assert_output --partial "estimate.py: error: --"
+        refute_output --partial Traceback
+    done
 }
 
 @test "bench.sh piped to a file: the plan, an estimate and an ETA, no \\r progress lines" {

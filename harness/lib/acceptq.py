@@ -163,7 +163,7 @@ def summarize(path):
     """The summary's {key: value} from a sample file; {} without a sample."""
     per_sample = {}
     peak, backlog, listeners_seen, full = {}, None, set(), set()   # peak: first-seen order
-    with open(path, newline="") as f:
+    with open(path, newline="", errors="replace") as f:     # a byte not text: its line skipped
         for row in csv.DictReader(f):
             try:
                 ms, lid = int(row["unix_ms"]), int(row["listener"])

@@ -44,7 +44,6 @@ Where each figure comes from (docs/capacity.md):
   sockets may be charged, not what the machine loses: see above; an upper
   bound, not a measurement; see bound_backlog()).
 """
-import json
 import math
 import os
 import re
@@ -55,6 +54,7 @@ import cells as cellmod
 import runstore
 from py_server import cli_rules
 from cells import condition_of, label_of, md_table, num
+from runstore import read_meta  # noqa: F401  (capacity_guard imports it from here)
 
 DEFAULT_MEMS_GIB = (8, 24, 64, 256)
 DEFAULT_STALLS = (0.0, 0.01, 0.10)
@@ -141,22 +141,13 @@ def fmt_pct(f):
 
 
 # ---------------------------------------------------------------- inputs
-def read_meta(run_dir):
-    try:
-        with open(os.path.join(run_dir, "meta.json")) as f:
-            m = json.load(f)
-        return m if isinstance(m, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def read_rows(run_dir):
     if not os.path.isdir(run_dir):
         raise NoData("%s is not a directory" % run_dir)
     try:
         rows = runstore.read_runs(run_dir)
-    except OSError:
-        raise NoData("%s holds no runs.jsonl or runs.csv" % run_dir)
+    except OSError as e:
+        raise NoData(runstore.unreadable(run_dir, e))
     except ValueError as e:
         raise NoData(str(e))
     rows = [r for r in rows if num(r.get("tier")) is not None]

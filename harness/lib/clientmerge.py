@@ -160,10 +160,13 @@ def main(argv):
         host, _, path = a.partition("=")
         try:
             with open(path) as f:
-                named.append((host, json.load(f)))
+                j = json.load(f)
+            if not isinstance(j, dict):
+                raise ValueError("not a JSON object (a c1m-client --json summary)")
         except (OSError, ValueError) as e:
             print("clientmerge.py: %s: %s" % (path, e), file=sys.stderr)
             return 1
+        named.append((host, j))
     try:
         runstore.write_json(argv[0], merge(named), indent=1)
     except (ValueError, KeyError, TypeError) as e:

@@ -40,7 +40,7 @@ import sys
 import bootstrap
 import cells as cellmod
 import fingerprint
-from runstore import read_runs
+from runstore import read_meta, read_runs, unreadable
 
 # metric, what it is, the words for B above / below A, compared as a ratio to
 # the baseline contender when the machines cannot be shown the same
@@ -183,14 +183,6 @@ def compare_rows(a_rows, b_rows, col, up, down, ratio=False, disturbed=False):
 
 
 # ---------------------------------------------------------------- machines
-def read_meta(d):
-    try:
-        with open(os.path.join(d, "meta.json")) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return {}
-
-
 def legacy_fingerprint(meta):
     """What a meta.json from before fingerprints says of its machine."""
     return {"kernel_release": meta.get("kernel"), "kernel_build": meta.get("kernel_version"),
@@ -395,8 +387,8 @@ def load(d):
     """The runs of D, or an error message."""
     try:
         rs = read_runs(d)
-    except OSError:
-        return None, "compare: %s has no runs.jsonl or runs.csv" % d
+    except OSError as e:
+        return None, "compare: " + unreadable(d, e)
     return (rs, None) if rs else (None, "compare: %s holds no runs" % d)
 
 

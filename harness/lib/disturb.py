@@ -47,10 +47,13 @@ Every percentage is of the whole machine (100 = every CPU busy).
 Exit: 0 done, 1 the sample file is unreadable, 2 usage.
 """
 import json
+import math
 import os
 import signal
 import sys
 import time
+
+import monlib
 
 PROC = "/proc"
 MIN_WINDOW_S = 2.0
@@ -291,6 +294,12 @@ def cmd_sample(args):
     return 0
 
 
+def is_sample(x):
+    """A line cmd_sample wrote: its window and CPU in numbers, its busiest listed."""
+    return (all(isinstance(x.get(k), (int, float)) for k in ("t0", "t1", "total"))
+            and isinstance(x.get("top"), list) and all(isinstance(t, list) and len(t) == 2 for t in x["top"]))
+
+
 def window(samples, a, b):
     """Sums over [a, b]: each sample's share = the part of its interval inside."""
     s = {"total": 0.0, "steal": 0.0, "softirq": 0.0, "outside": 0.0, "ksoftirqd": 0.0,
@@ -348,16 +357,13 @@ def cmd_summary(args):
                 usage(f"unknown flag: {a}")
     except (IndexError, ValueError):
         usage(f"{args[i]}: expects numbers")
+    if not all(math.isfinite(x) for x in [v for w in bounds.values() for v in w] + [limit or 0, init_limit or 0]):
+        usage("the windows and limits: finite numbers, not nan or inf")
     if "ramp" not in bounds:
         usage("summary: needs --ramp T0 T1")
-    samples = []
     try:
-        with open(path) as f:
-            for line in f:
-                try:
-                    samples.append(json.loads(line))
-                except ValueError:
-                    continue    # a line cut by a kill: the others still count
+        # a line cut by a kill, or that is no sample, is skipped: the others still count
+        samples = [x for x in monlib.load(path, missing_ok=False) if is_sample(x)]
     except OSError as e:
         print(f"disturb.py: cannot read {path}: {e}", file=sys.stderr)
         return 1

@@ -107,7 +107,10 @@ def load_runs(root, d):
         path = os.path.join(root, "results", d)
         if not os.path.exists(os.path.join(path, "runs.csv")):
             raise DocError("results/%s has no runs.csv" % d)
-        _cache[key] = runstore.read_runs(path)
+        try:
+            _cache[key] = runstore.read_runs(path)
+        except (OSError, ValueError) as e:
+            raise DocError(str(e))
     return _cache[key]
 
 
@@ -244,6 +247,16 @@ def file_value(root, rel, col, stat, sel, of=None):
     return sum(vals)
 
 
+def check_opts(opts):
+    """DocError naming the first option whose value is not of its kind."""
+    if not re.fullmatch(r"[0-9]+", opts.get("word", "0")):
+        raise DocError("word=%s: a word's number, 0 for the first" % opts["word"])
+    if opts.get("invert", "1") not in ("0", "1"):
+        raise DocError("invert=%s: 1 or 0" % opts["invert"])
+    if cellmod.num(opts.get("scale", "1")) is None:
+        raise DocError("scale=%s: a number" % opts["scale"])
+
+
 def fig_value(root, spec):
     """The rendered text of one fig marker's SPEC."""
     try:
@@ -260,6 +273,7 @@ def fig_value(root, spec):
             raise DocError("bad key=value %r" % a)
         kv[k] = v
     opts = {k: kv.pop(k) for k in OPT_KEYS if k in kv}
+    check_opts(opts)
     if os.path.isdir(os.path.join(root, "results", d)):
         bad = [k for k in kv if k not in CELL_KEYS]
         if bad:
@@ -560,15 +574,13 @@ def dir_meta_runs(path):
     """meta.json and the runs of a directory, or of its subdirectories (one
     results directory per part: each its own meta.json and runs.csv)."""
     def one(p):
-        try:
-            with open(os.path.join(p, "meta.json")) as f:
-                meta = json.load(f)
-        except (OSError, ValueError):
-            meta = {}
+        meta = runstore.read_meta(p)
         try:
             runs = runstore.read_runs(p)
         except OSError:
             runs = []
+        except ValueError as e:             # a damaged runs file: named, never a crash
+            raise DocError(str(e))
         return meta, runs
     meta, runs = one(path)
     if meta or runs:
@@ -655,7 +667,10 @@ def render_all(root):
             old = f.read()
     except OSError:
         old = ""
-    out[cat] = (old, catalogue(root))
+    try:
+        out[cat] = (old, catalogue(root))
+    except DocError as e:
+        errors.append("%s: %s" % (CATALOGUE, e))
     return out, errors
 
 

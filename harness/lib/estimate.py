@@ -18,11 +18,12 @@ Exit: 0, 2 usage.
 import argparse
 import csv
 import glob
-import json
 import math
 import os
 import statistics
 import sys
+
+import runstore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_TIERS = (300000, 500000, 800000, 1000000)
@@ -41,10 +42,12 @@ def calibrate(results=None):
     rate, gaps = {}, {}
     used = 0
     for f in sorted(glob.glob(os.path.join(results or os.path.join(ROOT, "results"), "*", "runs.csv"))):
+        d = os.path.dirname(f)
+        if not os.path.isfile(os.path.join(d, "meta.json")):
+            continue
+        if runstore.read_meta(d).get("settings", {}).get("scenario", "idle") != "idle":
+            continue
         try:
-            with open(os.path.join(os.path.dirname(f), "meta.json")) as m:
-                if json.load(m).get("settings", {}).get("scenario", "idle") != "idle":
-                    continue
             with open(f, newline="") as fh:
                 rows = list(csv.DictReader(fh))
         except (OSError, ValueError):
@@ -129,6 +132,10 @@ def main(argv):
         tiers = [int(t) for t in a.tiers.split(",") if t]
     except ValueError:
         ap.error("--tiers: whole numbers")
+    if any(t < 1 for t in tiers):
+        ap.error("--tiers: at least 1 connection each")
+    if a.runs_per_cell < 1 or a.hold < 0:
+        ap.error("--runs-per-cell: at least 1; --hold: at least 0")
     r = plan(tiers, [c for c in a.contenders.split(",") if c], a.runs_per_cell, a.hold, a.results)
     if r is None:
         print("basis no committed runs in results/ to calibrate on")

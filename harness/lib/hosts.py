@@ -34,6 +34,9 @@ CPUS = re.compile(r"^[0-9]{1,4}(-[0-9]{1,4})?(,[0-9]{1,4}(-[0-9]{1,4})?)*$")
 PATH = re.compile(r"^(/|~/)[A-Za-z0-9._/+-]*$")
 
 
+MAX_BYTES = 1 << 20     # a hosts file is a few lines; more is a wrong path (a device)
+
+
 class HostsError(ValueError):
     pass
 
@@ -205,12 +208,15 @@ def main(argv):
     path = argv[1]
     try:
         with open(path, encoding="utf-8") as f:
-            text = f.read()
+            text = f.read(MAX_BYTES + 1)    # bounded: HOSTS=/dev/zero ends too
     except OSError as e:
         print("HOSTS=%s: %s" % (path, e.strerror), file=sys.stderr)
         return 2
     except UnicodeDecodeError as e:
         print("HOSTS=%s: not UTF-8 text (byte %d)" % (path, e.start), file=sys.stderr)
+        return 2
+    if len(text) > MAX_BYTES:
+        print("HOSTS=%s: more than %d bytes: not a hosts file" % (path, MAX_BYTES), file=sys.stderr)
         return 2
     try:
         cfg = parse(text)

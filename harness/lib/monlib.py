@@ -1,8 +1,10 @@
 """monlib.py - what the scenario monitors (stallmon.py, stormmon.py) share:
 reading the server's counters and its processes, and their JSON-lines files
-(harness/README.md "Scenario monitors")."""
+(harness/README.md "Scenario monitors"; disturb.py reads its samples with load
+too)."""
 import argparse
 import json
+import math
 import subprocess
 import sys
 
@@ -34,12 +36,26 @@ def append(path, obj):
         f.write(json.dumps(obj) + "\n")
 
 
-def load(path):
+def load(path, missing_ok=True):
+    """The JSON objects of PATH's lines ([] without the file, if MISSING_OK). A
+    line that is none (cut by a kill or a full disk, not text) is skipped: the
+    others still count. OSError when PATH cannot be read."""
     try:
-        with open(path) as f:
-            return [json.loads(line) for line in f if line.strip()]
+        with open(path, errors="replace") as f:
+            lines = f.readlines()
     except FileNotFoundError:
+        if not missing_ok:
+            raise
         return []
+    out = []
+    for line in lines:
+        try:
+            obj = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out
 
 
 def usage(prog, doc, msg=None):
@@ -48,6 +64,20 @@ def usage(prog, doc, msg=None):
         print(f"{prog}: {msg}", file=sys.stderr)
     print(doc.split("\n\n")[1], file=sys.stderr)
     sys.exit(2)
+
+
+def positive(kind):
+    """An argparse type: a finite KIND (int or float) above 0."""
+    def conv(text):
+        try:
+            v = kind(text)
+        except ValueError:
+            v = None
+        if v is None or not math.isfinite(v) or v <= 0:
+            raise argparse.ArgumentTypeError("expects a %s above 0, not %r"
+                                             % ("whole number" if kind is int else "number", text))
+        return v
+    return conv
 
 
 def parser(prog, doc, cmd):

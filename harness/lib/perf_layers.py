@@ -39,6 +39,8 @@ import os
 import re
 import sys
 
+import runstore
+
 # ---------------------------------------------------------------------------
 # The layers, in the order the table and the stacked bar show them (bottom up).
 LAYERS = (
@@ -485,7 +487,7 @@ def load_runs(outdir):
     """The runs of an anatomy directory: OUT/CONTENDER/measure-PHASE.json
     (anatomy-cpu) with the fold summary beside it (CONTENDER-PHASE.json)."""
     runs = []
-    for name in sorted(os.listdir(outdir)):
+    for name in sorted(os.listdir(outdir) if os.path.isdir(outdir) else []):
         d = os.path.join(outdir, name)
         if not os.path.isdir(d):
             continue
@@ -501,10 +503,8 @@ def load_runs(outdir):
                 with open(spath) as f:
                     s = json.load(f)
             runs.append((name, phase, m, s))
-    order = {}
-    if os.path.exists(os.path.join(outdir, "meta.json")):
-        with open(os.path.join(outdir, "meta.json")) as f:
-            order = {c: i for i, c in enumerate(str(json.load(f).get("contenders", "")).split(","))}
+    contenders = str(runstore.read_meta(outdir).get("contenders") or "")
+    order = {c: i for i, c in enumerate(contenders.split(","))} if contenders else {}
     if order:      # this run's contenders only (OUT may hold an interrupted earlier run's)
         runs = [r for r in runs if r[0] in order]
     runs.sort(key=lambda r: (PHASES.index(r[1]), order.get(r[0], 99), r[0]))
@@ -585,11 +585,7 @@ def table(outdir):
             continue
         have.append(phase)
         write_plot_data(pdir, phase, pr)
-    meta = None
-    if os.path.exists(os.path.join(outdir, "meta.json")):
-        with open(os.path.join(outdir, "meta.json")) as f:
-            meta = json.load(f)
-    md = render_md(rows, meta, refused)
+    md = render_md(rows, runstore.read_meta(outdir), refused)
     with open(os.path.join(outdir, "layers.md"), "w") as f:
         f.write(md)
     return md, have

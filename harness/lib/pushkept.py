@@ -52,6 +52,7 @@ skips them), so for c the stalled peers' lines count until they are cut.
 import argparse
 import csv
 import json
+import math
 import sys
 
 KEPT_MIN = 0.9
@@ -64,7 +65,7 @@ def samples(path, t_from, t_to):
     newline: its last number may be cut); stale_ms and lag_ms None when the
     column is absent."""
     out = []
-    with open(path, newline="") as f:
+    with open(path, newline="", errors="replace") as f:     # a byte not text: its row skipped
         lines = f.read().splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
@@ -190,8 +191,9 @@ def main(argv):
     s.add_argument("--stall-ms", type=int, default=None)
     s.add_argument("--min", dest="kept_min", type=float, default=KEPT_MIN)
     a = p.parse_args(argv)
-    if a.every <= 0 or a.t_to < a.t_from or a.stalled < 0 or not 0 < a.kept_min <= 1:
-        p.error("expects --every > 0, --to >= --from, --stalled >= 0, 0 < --min <= 1")
+    if (not 0 < a.every < math.inf or a.t_to < a.t_from or a.stalled < 0
+            or not 0 < a.kept_min <= 1):
+        p.error("expects a finite --every > 0, --to >= --from, --stalled >= 0, 0 < --min <= 1")
     try:
         rows = samples(a.ramp_csv, a.t_from, a.t_to)
     except OSError as e:

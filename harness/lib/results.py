@@ -192,11 +192,7 @@ def profile_meta(profs, labels):
 
 def cmd_meta(run_dir, pairs):
     path = os.path.join(run_dir, "meta.json")
-    try:
-        with open(path) as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        meta = {}
+    meta = runstore.read_meta(run_dir)
     settings = meta.get("settings", {})
     for p in pairs:
         k, _, v = p.partition("=")
@@ -287,8 +283,8 @@ def calib_text(cal):
 
 
 def cmd_machine(run_dir):
-    with open(os.path.join(run_dir, "meta.json")) as f:
-        meta = json.load(f)
+    open(os.path.join(run_dir, "meta.json")).close()    # none or unreadable: said, exit 1
+    meta = runstore.read_meta(run_dir)
     print("machine: %s; calibration: %s" % (fingerprint.one_line(meta.get("fingerprint") or {}),
                                             calib_text(meta.get("calibration"))))
 
@@ -783,11 +779,7 @@ def dropped_cell(r, k):
 
 def cmd_report(run_dir):
     rows = read_runs(run_dir)
-    try:
-        with open(os.path.join(run_dir, "meta.json")) as f:
-            meta = json.load(f)
-    except (OSError, ValueError):
-        meta = {}
+    meta = runstore.read_meta(run_dir)
     s = meta.get("settings", {})
     name = os.path.basename(os.path.abspath(run_dir))
     out = ["# c1m benchmark: %s" % name, ""]

@@ -138,19 +138,40 @@ def write_csv(run_dir, records):
     os.replace(path + ".tmp", path)
 
 
+def check_run(rec, where):
+    """ValueError naming WHERE unless REC is a run: a contender's name and its
+    tier, a whole number of connections (int, or digits as runs.csv has it)."""
+    c, t = rec.get("contender"), rec.get("tier")
+    if not isinstance(c, str) or not c:
+        raise ValueError("%s: no contender (not a run record)" % where)
+    if t is None or t == "":
+        raise ValueError("%s: no tier (not a run record)" % where)
+    if not (type(t) is int or isinstance(t, str) and re.fullmatch(r"[0-9]+", t)) or int(t) < 1:
+        raise ValueError("%s: tier %r is not a number of connections" % (where, t))
+
+
+def lines(path):
+    """The lines of PATH; ValueError naming it when they are not UTF-8 text."""
+    try:
+        with open(path, newline="") as f:
+            return f.readlines()
+    except UnicodeDecodeError as e:
+        raise ValueError("%s is not UTF-8 text: %s" % (path, e))
+
+
 def read_jsonl(path):
     out = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                rec = json.loads(line)
-            except ValueError as e:
-                raise ValueError("%s line %d is not valid JSON: %s" % (path, n, e))
-            if not isinstance(rec, dict):
-                raise ValueError("%s line %d is not a JSON object" % (path, n))
-            out.append(rec)
+    for n, line in enumerate(lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except ValueError as e:
+            raise ValueError("%s line %d is not valid JSON: %s" % (path, n, e))
+        if not isinstance(rec, dict):
+            raise ValueError("%s line %d is not a JSON object" % (path, n))
+        check_run(rec, "%s line %d" % (path, n))
+        out.append(rec)
     return out
 
 
@@ -169,8 +190,45 @@ def read_runs(run_dir):
     jl = os.path.join(run_dir, "runs.jsonl")
     if os.path.exists(jl):
         return read_jsonl(jl)
-    with open(os.path.join(run_dir, "runs.csv"), newline="") as f:
-        return list(csv.DictReader(f))
+    path = os.path.join(run_dir, "runs.csv")
+    rows = list(csv.DictReader(lines(path)))
+    for n, r in enumerate(rows, 1):
+        check_run(r, "%s row %d" % (path, n))
+    return rows
+
+
+# meta.json's fields that hold objects, and the objects inside them
+META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns")}
+
+
+def read_meta(run_dir):
+    """RUN_DIR/meta.json as a dict; {} when it is absent, unreadable, not JSON or
+    not an object. A field of META_OBJECTS (or one inside it) that is not an
+    object is left out: a foreign or damaged meta.json is missing metadata,
+    never a crash of the commands that read it."""
+    try:
+        with open(os.path.join(run_dir, "meta.json")) as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(meta, dict):
+        return {}
+    for key, inner in META_OBJECTS.items():
+        v = meta.get(key)
+        if key in meta and not isinstance(v, dict):
+            del meta[key]
+        elif isinstance(v, dict):
+            for k in inner:
+                if k in v and not isinstance(v[k], dict):
+                    del v[k]
+    return meta
+
+
+def unreadable(run_dir, e):
+    """What an OSError of read_runs(RUN_DIR) means, for a message."""
+    if isinstance(e, FileNotFoundError):
+        return "%s holds no runs.jsonl or runs.csv" % run_dir
+    return "cannot read the runs of %s: %s: %s" % (run_dir, e.strerror, e.filename)
 
 
 def text(r, key):

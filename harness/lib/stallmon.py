@@ -305,10 +305,10 @@ def usage(msg=None):
 
 
 def knobs(ap):
-    ap.add_argument("--steady", type=int, default=10)
-    ap.add_argument("--push-bytes", type=int, default=1024)
-    ap.add_argument("--push-every", type=float, default=1.0)
-    ap.add_argument("--page", type=int, default=os.sysconf("SC_PAGESIZE"))
+    ap.add_argument("--steady", type=monlib.positive(int), default=10)
+    ap.add_argument("--push-bytes", type=monlib.positive(int), default=1024)
+    ap.add_argument("--push-every", type=monlib.positive(float), default=1.0)
+    ap.add_argument("--page", type=monlib.positive(int), default=os.sysconf("SC_PAGESIZE"))
 
 
 def main(argv):

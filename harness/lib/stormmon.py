@@ -20,7 +20,8 @@ workers gone), client-stopped (the client exited: the end of its log),
 storm-timeout (not all N after --timeout seconds from the kill); the end line
 has the open count, the PSS and the counters at the end. A line on stderr
 every 10 s says how far it got. SIGTERM/SIGINT, or --root gone: exit without
-an end line (the run was interrupted).
+an end line (the run was interrupted); a summary without one fails the storm
+(scenario-failed: it was not seen to recover).
 
 summary: one JSON object: "record" (storm_recovery_s when recovered,
 storm_window_s, storm_open, storm_server_pss_peak_kib, storm_COUNTER: each
@@ -148,20 +149,23 @@ def cmd_sample(a):
 def summarize(rows, t_kill):
     """The summary object from the monitor's lines and the kill's time."""
     before = next((r for r in rows if r.get("tag") == "before"), {})
-    end = next((r for r in rows if r.get("tag") == "end"), None)
-    if end is None:
-        return {"record": {}, "end": None, "failed": "", "why": "", "t_done": None}
+    # an end line says when and how it ended; one that does not is none
+    end = next((r for r in rows if r.get("tag") == "end" and isinstance(r.get("end"), str)
+                and isinstance(r.get("t"), (int, float))), None)
+    if end is None:     # (an interrupted run never reads this: run_one.sh exits 130)
+        return {"record": {}, "end": None, "failed": "scenario-failed",
+                "why": "the recovery watch ended without a verdict (stopped or killed)", "t_done": None}
     samples = [r for r in rows if "tag" not in r]
     rec = {"storm_open": end.get("open"), "storm_window_s": f"{end['t'] - t_kill:.3f}",
-           "storm_server_pss_peak_kib": max([end.get("pss") or 0] + [s["pss"] for s in samples])}
+           "storm_server_pss_peak_kib": max([end.get("pss") or 0] + [s.get("pss") or 0 for s in samples])}
     if end["end"] == "recovered":
         rec["storm_recovery_s"] = rec["storm_window_s"]
-    c0 = before.get("counters", {})
-    for k, v in end.get("counters", {}).items():
-        if k in c0:
+    c0, c1 = (x.get("counters") if isinstance(x.get("counters"), dict) else {} for x in (before, end))
+    for k, v in c1.items():
+        if isinstance(v, int) and isinstance(c0.get(k), int):
             rec[f"storm_{k}"] = v - c0[k]
     return {"record": rec, "end": end["end"], "failed": "" if end["end"] == "recovered" else end["end"],
-            "why": end["why"], "t_done": end["t"]}
+            "why": str(end.get("why") or ""), "t_done": end["t"]}
 
 
 def usage(msg=None):

@@ -33,6 +33,15 @@ refused() {
     refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --api protocol
     refused "--loop" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop nope --api protocol
     refused "--max-conns" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol --max-conns 1x
+    # py_server.anatomy names its own flag and usage (a bad --port printed py_server's usage;
+    # --top 0 measured for nothing)
+    local a
+    for a in "--port 0" "--port 70000" "--top 0" "--top -1"; do
+        # shellcheck disable=SC2086  # words
+        refused "py_server.anatomy: error: ${a%% *}" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server.anatomy \
+            --client "$C1M_BUILD/c1m-client" $a
+        refute_output --partial "usage: python3 -m py_server --loop"
+    done
 }
 
 @test "harness/run_one.sh: unknown flag, contender or gate setting exits 2 before --out is created" {
@@ -68,6 +77,22 @@ refused() {
     refused "usage: make compare" make -s --no-print-directory compare A=x
     refused "usage: make plot" make -s --no-print-directory plot
     refused "usage: make capacity" make -s --no-print-directory capacity
+}
+
+@test "make compare, plot and capacity pass a directory named with a quote or a space whole" {
+    # it reached the shell unquoted or in bare quotes: a syntax error, or two arguments;
+    # and make expanded a $ in it
+    local d="$BATS_TEST_TMPDIR/it's a \"dir\" \$x" st=$BATS_TEST_TMPDIR/status
+    mkdir -p "$d"
+    run make -s --no-print-directory compare A="$d" B="$d" STATUS_FILE="$st"
+    assert_line "compare: $d holds no runs.jsonl or runs.csv"
+    [ "$(cat "$st")" = 1 ]
+    run make -s --no-print-directory capacity RUN="$d" STATUS_FILE="$st"
+    assert_line "capacity: $d holds no runs.jsonl or runs.csv"
+    [ "$(cat "$st")" = 1 ]
+    run make -s --no-print-directory plot RUN="$d" STATUS_FILE="$st"
+    assert_line "error: $d/runs.jsonl or runs.csv not found: give a directory written by harness/bench.sh"
+    [ "$(cat "$st")" = 1 ]
 }
 
 @test "the test tools (tests/tools): missing or bad arguments exit 2" {

@@ -504,8 +504,12 @@ class TestCommandLine(Fixture):
     def test_no_data_is_1(self):
         empty = os.path.join(self.dir, "empty")
         os.makedirs(empty)
+        bad = os.path.join(self.dir, "bad")     # runs there but unreadable: said, not "no runs"
+        os.makedirs(os.path.join(bad, "runs.jsonl"))
         for args, word in (([empty], "no runs.jsonl or runs.csv"),
                            ([os.path.join(self.dir, "nope")], "not a directory"),
+                           ([bad], "cannot read the runs of %s: Is a directory: %s"
+                            % (bad, os.path.join(bad, "runs.jsonl"))),
                            ([self.run, "--contenders", "pyext"], "pyext: no ok or disturbed run"),
                            ([self.run, "--contenders", "uvloop"], "uvloop: no runs"),
                            ([self.run, "--tier", "5k"], "no contender with an ok or disturbed run"),

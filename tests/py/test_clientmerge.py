@@ -1,6 +1,8 @@
 """harness/lib/clientmerge.py: several clients' summaries as one (remote runs).
 The bats suite (tests/remote.bats) also checks it against real c1m-client
 summaries: one summary merged alone gives back the client's own percentiles."""
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -136,6 +138,15 @@ class TestMerge(unittest.TestCase):
                 self.assertEqual(json.load(f)["established"], 4)
             self.assertEqual(cm.main([out]), 2)
             self.assertEqual(cm.main([out, "x=" + os.path.join(d, "missing.json")]), 1)
+            # a host's summary that is JSON but no object (run_remote.py calls main in
+            # process: AttributeError ended the run with a traceback), or not text
+            bad = os.path.join(d, "bad.json")
+            for text in (b"[1, 2]", b"null", b"7", b"\xff\xfe"):
+                with open(bad, "wb") as f:
+                    f.write(text)
+                with contextlib.redirect_stderr(io.StringIO()) as err:
+                    self.assertEqual(cm.main([out, "x=" + p, "y=" + bad]), 1, text)
+                self.assertIn("clientmerge.py: %s: " % bad, err.getvalue())
 
 
 if __name__ == "__main__":

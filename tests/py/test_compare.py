@@ -198,6 +198,27 @@ class TestCompareMachines(TmpDir):
         with open(os.path.join(d, "report.md")) as f:
             self.assertNotIn("/ floor", f.read())
 
+    def test_a_foreign_meta_json_is_no_metadata_not_a_crash(self):
+        # meta.json that is JSON but not c1m's: a list, or fields of the wrong shape.
+        # compare, report and machine used to raise AttributeError (a traceback).
+        from test_results import run_main
+        a = self.make("a", {"floor": [1.0, 1.0, 1.0], "c": [2.0, 2.0, 2.0]})
+        b = self.make("b", {"floor": [1.0, 1.0, 1.0], "c": [2.0, 2.0, 2.0]})
+        with open(os.path.join(a, "meta.json"), "w") as f:
+            f.write("[1, 2]\n")
+        with open(os.path.join(b, "meta.json"), "w") as f:
+            json.dump({"fingerprint": "x", "calibration": {"accept_cpu_us": 7, "syscall_ns": []},
+                       "settings": [1]}, f)
+        rc, out, err = run_main("compare", a, b)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("A and B have no machine fingerprint", out)
+        for d in (a, b):
+            for cmd in ("report", "machine"):
+                rc, _, err = run_main(cmd, d)
+                self.assertEqual(rc, 0, err)
+        rc, out, _ = run_main("machine", b)
+        self.assertIn("calibration: none", out)
+
 
 if __name__ == "__main__":
     unittest.main()

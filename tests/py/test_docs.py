@@ -131,6 +131,22 @@ class DocsTest(TmpDir):
         problems = docs.check(self.root)
         self.assertTrue(any("README.md:15: results/demo: no cell" in p for p in problems), problems)
 
+    def test_a_malformed_marker_option_or_runs_file_is_an_error_not_a_crash(self):
+        # word=, scale=, invert= that are no number, and a runs.csv that is no run
+        # record: docs-check names FILE:LINE (they raised ValueError/IndexError)
+        base = "<!--fig demo t_accept_s median contender=py tier=1m %s-->1<!--/fig-->\n"
+        for opt, said in (("word=abc", "word="), ("word=-5", "word="), ("scale=abc", "scale="),
+                          ("scale=nan", "scale="), ("invert=yes", "invert=")):
+            self.write(self.read().split("<!--/checked-->")[0] + "<!--/checked-->\n" + base % opt)
+            problems = docs.check(self.root)
+            self.assertTrue(any(p.startswith("README.md:15: ") and said in p for p in problems),
+                            (opt, problems))
+        with open(os.path.join(self.run_dir, "runs.csv"), "a") as f:
+            f.write("py,,9,ok,1,1,1,1\n")
+        problems = docs.check(self.root)
+        self.assertTrue(any(p.startswith("README.md:3: ") and "row 8: no tier" in p for p in problems),
+                        problems)
+
     def test_the_catalogue_lists_every_directory_and_goes_stale(self):
         with open(os.path.join(self.root, "results", "README.md")) as f:
             cat = f.read()

@@ -47,6 +47,20 @@ class TestRefused(unittest.TestCase):
         self.assertEqual(rc, 2)
         self.assertIn("not UTF-8 text", err.getvalue())
 
+    def test_file_too_large(self):
+        # a device or a huge file given as HOSTS (/dev/zero: read until memory ran
+        # out, MemoryError): refused after its first MAX_BYTES, exit 2 naming it
+        with tempfile.NamedTemporaryFile("w", suffix=".hosts") as f:
+            f.write("server root@198.51.100.10\n%s\n" % CLIENT + "#" * hosts.MAX_BYTES)
+            f.flush()
+            for path in (f.name, "/dev/zero"):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                    rc = hosts.main(["check", path])
+                self.assertEqual(rc, 2, path)
+                self.assertIn("HOSTS=%s: more than %d bytes: not a hosts file" % (path, hosts.MAX_BYTES),
+                              err.getvalue())
+
     def test_client_src(self):
         srv = "server root@198.51.100.10\n"
         for s in ("0.0.0.0-255.255.255.255", "0.0.0.0", "255.255.255.255", "10.0.0.0-10.1.0.0",

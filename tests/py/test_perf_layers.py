@@ -364,6 +364,18 @@ class TestTable(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             with self.assertRaises(SystemExit):
                 pl.table(d)
+            # no such directory, or a file: the same error (FileNotFoundError,
+            # NotADirectoryError tracebacks)
+            for bad in (os.path.join(d, "nope"), __file__):
+                with self.assertRaises(SystemExit) as e:
+                    pl.table(bad)
+                self.assertIn("no measure-*.json under", str(e.exception))
+            # a meta.json that is no object (AttributeError): the runs all kept
+            self.write(d, "c", "ramp", {"conns": 10, "cpu_ns": 1000, "window_s": 1, "perf": "unavailable"}, None)
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                f.write("[1]\n")
+            self.assertEqual([r[0] for r in pl.load_runs(d)], ["c"])
+            self.assertIn("c ", pl.table(d)[0])
 
 
 class TestFlame(unittest.TestCase):

@@ -182,6 +182,15 @@ class Samples(unittest.TestCase):
                        "1100,10,10,0,0,1,0,0,6,12,3")
         self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, 12, 35)])
 
+    def test_a_row_that_is_not_text_is_skipped(self):
+        # bytes that are not UTF-8 (a damaged ramp.csv): that row skipped like a
+        # cut one, not UnicodeDecodeError's traceback
+        p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead,pushed\n"
+                       "1000,10,10,0,0,1,0,0,5\n")
+        with open(p, "ab") as f:
+            f.write(b"1100,10,10,0,0,1,0,0,\xff\n1200,10,10,0,0,1,0,0,9\n")
+        self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, None, None), (1200, 10, 0, 9, 0, None, None)])
+
     def test_old_csv_without_pushed(self):
         # a ramp.csv from before the pushed column: no verdict, not a crash
         p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead\n"
@@ -206,6 +215,7 @@ class Samples(unittest.TestCase):
     def test_cli_bad_arguments(self):
         p = self.write("unix_ms,open,slow,pushed\n")
         for bad in (["--every", "0"], ["--every", "-1"], ["--every", "x"], ["--every", "1", "--min", "2"],
+                    ["--every", "nan"], ["--every", "inf"],     # a traceback, a verdict of nothing due
                     ["--every", "1", "--stalled", "-3"]):
             r = self.cli("summary", p, "--from", "0", "--to", "1", *bad)
             self.assertEqual(r.returncode, 2, (bad, r.stdout))

@@ -153,6 +153,20 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         return json.loads(p.stdout)
 
+    def test_lines_that_are_no_sample_are_skipped(self):
+        # JSON that is no sample (a list, an object without its window) or bytes
+        # that are not text: skipped like a cut line (a traceback: KeyError,
+        # TypeError, UnicodeDecodeError)
+        quiet = [sample(100 + i, 101 + i, 200, 2, init=1) for i in range(4)]
+        want = self.summary(quiet, "--ramp", "100", "104", "--limit", "5")
+        for junk in ([1, 2], {"t0": 100}, {"t0": 100, "t1": "x", "total": 1, "top": []}, 7):
+            self.assertEqual(self.summary([junk] + quiet, "--ramp", "100", "104", "--limit", "5"), want)
+        with tempfile.NamedTemporaryFile("wb", suffix=".jsonl") as f:
+            f.write(b"\xff\xfe\n" + b"".join(json.dumps(s).encode() + b"\n" for s in quiet))
+            f.flush()
+            p = run(DISTURB, "summary", f.name, "--ramp", "100", "104", "--limit", "5")
+        self.assertEqual((p.returncode, json.loads(p.stdout or "null")), (0, want), p.stderr)
+
     def test_windows_prorated_and_judged(self):
         # 2 CPUs at 100 Hz: 200 jiffies a second. Ramp 100-104 quiet (1% outside),
         # hold 110-114 with a burner using half the machine.
@@ -266,6 +280,10 @@ class DisturbSummaryTest(unittest.TestCase):
         self.assertEqual(run(DISTURB).returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent").returncode, 2)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "x").returncode, 2)
+        # a window or limit that is no finite number: usage (nan judged a window measured and quiet)
+        for bad in (["--ramp", "nan", "1"], ["--ramp", "0", "inf"], ["--ramp", "0", "1", "--limit", "nan"],
+                    ["--ramp", "0", "1", "--phase", "x", "nan", "1"]):
+            self.assertEqual(run(DISTURB, "summary", "/nonexistent", *bad).returncode, 2, bad)
         self.assertEqual(run(DISTURB, "summary", "/nonexistent", "--ramp", "1", "2").returncode, 1)
         self.assertEqual(run(DISTURB, "sample", "--root", "0", "--out", "/dev/null").returncode, 2)
         self.assertEqual(run(DISTURB, "sample", "--out").returncode, 2)

@@ -360,6 +360,14 @@ class TestAcceptQueueSummary(unittest.TestCase):
                                                         1 << acceptq.TCP_LISTEN))
         self.assertEqual(len(r), acceptq.NLMSG_HDR.size + 8 + 48)   # inet_diag_req_v2
 
+    def test_a_line_that_is_not_text_is_skipped(self):
+        # bytes that are not UTF-8 (a damaged file): that line skipped like a cut
+        # one, not UnicodeDecodeError's traceback
+        p = self.write("unix_ms,listener,port,queued,backlog\n1000,11,9000,3,128\n")
+        with open(p, "ab") as f:
+            f.write(b"1100,11,9000,\xff\xfe,128\n1200,11,9000,5,128\n")
+        self.assertEqual((acceptq.summarize(p)["acceptq_max"], acceptq.summarize(p)["acceptq_samples"]), (5, 2))
+
     def test_no_sample_is_no_figure(self):
         self.assertEqual(acceptq.summarize(self.write("unix_ms,listener,port,queued,backlog\n")), {})
 

@@ -140,6 +140,34 @@ class TestRecords(TmpDir):
         self.assertEqual(rc, 1)
         self.assertIn("line 2", err)
 
+    def test_a_record_that_is_no_run_is_an_error_naming_the_file_and_line(self):
+        # a foreign runs.jsonl (no contender or tier, a tier that is no count) or
+        # bytes that are not text: exit 1 naming where, never KeyError's "'tier'"
+        d = self.subdir("run")
+        good = '{"contender": "c", "tier": 2000, "status": "ok"}\n'
+        for bad, said in (('{"name": "x", "value": 3}', "line 2: no contender"),
+                          ('{"contender": "c", "status": "ok"}', "line 2: no tier"),
+                          ('{"contender": "c", "tier": "2k"}', "line 2: tier '2k' is not"),
+                          ('{"contender": "c", "tier": 0}', "line 2: tier 0 is not"),
+                          ('{"contender": "c", "tier": null}', "line 2: no tier"),
+                          ('{"contender": 7, "tier": 2000}', "line 2: no contender"),
+                          ("\udcff", "not UTF-8 text")):
+            with open(os.path.join(d, "runs.jsonl"), "w", errors="surrogateescape") as f:
+                f.write(good + bad + "\n")
+            for cmd in ("summary", "report", "csv", "compare"):
+                args = (d, d) if cmd == "compare" else (d,)
+                rc, out, err = run_main(cmd, *args)
+                self.assertEqual((rc, out), (1, ""), (bad, cmd, err))
+                self.assertIn(os.path.join(d, "runs.jsonl"), err, (bad, cmd))
+                self.assertIn(said, err, (bad, cmd))
+        # runs.csv alone (older directories): the row named
+        os.remove(os.path.join(d, "runs.jsonl"))
+        with open(os.path.join(d, "runs.csv"), "w") as f:
+            f.write("contender,tier,status\nc,2000,ok\nc,,ok\n")
+        rc, _, err = run_main("summary", d)
+        self.assertEqual(rc, 1)
+        self.assertIn("runs.csv row 2: no tier", err)
+
 
 class TestMeta(TmpDir):
     def test_meta_reads_the_runs_sysctl_profiles_and_worker_counts(self):
@@ -384,6 +412,13 @@ class TestCompare(TmpDir):
         rc, _, err = self.compare(empty, empty)
         self.assertEqual(rc, 1)
         self.assertIn("no runs.jsonl or runs.csv", err)
+        # runs there but unreadable (a directory in runs.jsonl's place; for a user
+        # other than root: a file root wrote 0600): said so, not "no runs"
+        os.mkdir(os.path.join(empty, "runs.jsonl"))
+        rc, _, err = self.compare(empty, empty)
+        self.assertEqual(rc, 1)
+        self.assertIn("compare: cannot read the runs of %s: Is a directory: %s"
+                      % (empty, os.path.join(empty, "runs.jsonl")), err)
 
     def test_committed_reference_against_itself(self):
         ref = os.path.join(ROOT, "results", "reference-100k")

@@ -40,6 +40,19 @@ class Rules(unittest.TestCase):
         self.assertEqual(sm.steady_s(500, 30, 1024, 4096), 500)
         self.assertEqual(sm.steady_s(10, 1, 32, 4096), 427)      # small lines: more of them hide
 
+    def test_knobs_that_are_no_positive_number_are_usage(self):
+        # steady-s --push-bytes 0 (ZeroDivisionError), --push-every nan or inf
+        # (ValueError, OverflowError): tracebacks; now exit 2 naming the knob
+        import contextlib
+        import io
+        for bad in (["--push-bytes", "0"], ["--push-every", "nan"], ["--push-every", "inf"],
+                    ["--push-every", "0"], ["--page", "-1"], ["--steady", "-1"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                sm.main(["steady-s"] + bad)
+            self.assertEqual(e.exception.code, 2, bad)
+            self.assertIn(bad[0], err.getvalue())
+
     def test_tolerance_is_a_tenth_of_the_stalled_peers_rate(self):
         # 10,000 x 1 KiB per 20 s over 10 s = 1,250 pages: a tenth + 2
         self.assertEqual(sm.still_pages(10000, 10, 20, 1024, 4096), 127)

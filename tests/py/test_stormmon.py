@@ -91,10 +91,44 @@ class Recorded(unittest.TestCase):
         self.assertNotIn("storm_recovery_s", s["record"])
         self.assertEqual(s["record"]["storm_open"], 1940)
 
-    def test_an_interrupted_watch_records_nothing(self):
+    def test_a_watch_without_its_end_line_records_nothing_and_fails_the_storm(self):
+        # the watch stopped or killed on its own (a run interrupted never reads
+        # the summary: run_one.sh exits 130): the storm was not seen to recover,
+        # so it is no success (failed "" let the run stand ok, without a recovery)
         rows = recorded("storm-asyncio-backoff.jsonl")[:-1]
-        self.assertEqual(st.summarize(rows, t_kill(rows)), {"record": {}, "end": None, "failed": "",
-                                                            "why": "", "t_done": None})
+        s = st.summarize(rows, t_kill(rows))
+        self.assertEqual((s["record"], s["end"], s["failed"], s["t_done"]), ({}, None, "scenario-failed", None))
+        self.assertEqual(s["why"], "the recovery watch ended without a verdict (stopped or killed)")
+
+
+class Damaged(unittest.TestCase):
+    def test_lines_that_are_no_sample_are_skipped_not_a_crash(self):
+        # monlib.load, both monitors' reader: a line cut by a full disk, one that
+        # is JSON but no object (AttributeError's traceback), bytes that are not
+        # text: the other lines still count, as disturb.py's reader does
+        import monlib
+        import stallmon
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "storm.jsonl")
+            with open(path, "wb") as f:
+                for r in rows[:-1]:
+                    f.write(json.dumps(r).encode() + b"\n")
+                f.write(b'[1, 2]\n3\n"x"\n\xff\xfe{\n{"t": 1.5, "op\n')
+                f.write(json.dumps(rows[-1]).encode() + b"\n")
+            self.assertEqual(monlib.load(path), rows)
+            self.assertEqual(st.summarize(monlib.load(path), t_kill(rows))["end"], "recovered")
+            stallmon.summarize(monlib.load(path))
+        # an end line without its time or verdict, a sample without its PSS: the
+        # summary still answers (a traceback left storm.json empty: no failure,
+        # so the storm counted as recovered)
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        s = st.summarize(rows[:-1] + [{"el": 1.0}, {"tag": "end", "end": "recovered"}], t_kill(rows))
+        self.assertEqual((s["end"], s["failed"]), (None, "scenario-failed"))
+        s = st.summarize(rows[:-1] + [{"el": 1.0}, rows[-1]], t_kill(rows))
+        self.assertEqual((s["end"], s["failed"]), ("recovered", ""))
+        s = st.summarize(rows[:-1] + [dict(rows[-1], why=None, counters=[1])], t_kill(rows))
+        self.assertEqual((s["end"], s["why"]), ("recovered", ""))
 
 
 if __name__ == "__main__":

@@ -264,6 +264,30 @@ class UnavailableTest(unittest.TestCase):
         self.assertIn("make pyext", r.stderr)
 
 
+class AnatomyInterruptTest(unittest.TestCase):
+    """py_server.anatomy stopped by SIGINT or SIGTERM before it measured: exit
+    130 saying so, its client gone (it exited 1, "the connections did not all
+    arrive"'s status, without a word). The client stands-in signals its parent,
+    the anatomy, once started: no timing."""
+
+    def test_a_stop_signal_before_the_measurement_is_130(self):
+        with tempfile.TemporaryDirectory(prefix="c1m-anat-") as d:
+            client = os.path.join(d, "client")
+            with open(client, "w") as f:
+                f.write('#!/bin/sh\necho $$ > "%s/client.pid"\nkill -"$SIG" "$PPID"\nexec sleep 60\n' % d)
+            os.chmod(client, 0o755)
+            for sig in ("INT", "TERM"):
+                r = subprocess.run([PYTHON, "-m", "py_server.anatomy", "--loop", "asyncio", "--port", "9241",
+                                    "--conns", "10", "--client", client], cwd=REPO, capture_output=True,
+                                   text=True, timeout=60, env=dict(os.environ, SIG=sig))
+                self.assertEqual(r.returncode, 130, (sig, r.stderr))
+                self.assertIn("anatomy: interrupted: nothing measured", r.stderr)
+                with open(os.path.join(d, "client.pid")) as f:
+                    pid = int(f.read())
+                with self.assertRaises(ProcessLookupError):
+                    os.kill(pid, 0)
+
+
 class StatsFileTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory(prefix="c1m-stats-")
