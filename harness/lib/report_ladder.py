@@ -64,12 +64,15 @@ def statuses(cell):
 
 def ladder_rows(rows):
     """The ladder's rows (dicts of COLS), tier by tier: only tiers where two
-    steps or more were measured."""
+    steps or more were measured, one of them with CPython's collector untouched
+    (PY_GC=default: what makes a suite a ladder; a plain suite's uvloop and
+    pyext are two steps too, and get no ladder)."""
     by = {(c.contender, c.tier, c.condition): c for c in cellmod.cells(rows)}
     out = []
     for tier in sorted({c.tier for c in by.values()}):
         found = {fix: by.get((cont, tier, condition_for(gc))) for fix, cont, gc, _, _ in STEPS}
-        if sum(1 for c in found.values() if c) < 2:
+        if sum(1 for c in found.values() if c) < 2 or not any(
+                found[fix] for fix, _, gc, _, _ in STEPS if gc == "default"):
             continue
         done = {}
         for i, (fix, cont, gc, change, against) in enumerate(STEPS, 1):

@@ -13,9 +13,10 @@ import json
 import os
 import unittest
 
-from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
+from util import ROOT, TmpDir  # noqa: E402  (harness/lib on sys.path)
 
 import report_ladder as rl  # noqa: E402
+import runstore  # noqa: E402
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "ladder-100k.jsonl")
 
@@ -91,6 +92,16 @@ class Ladder(TmpDir):
         self.assertEqual(s["freeze"]["against"], "streams")
         # fewer than two steps: no ladder
         self.assertEqual(rl.ladder_rows([r for r in runs() if r["contender"] == "pyext"]), [])
+
+    def test_a_suite_without_pythons_collector_untouched_is_no_ladder(self):
+        # a plain suite (PY_GC unset: freeze) of uvloop and pyext holds two steps,
+        # freeze and pyext; without a PY_GC=default step it is no ladder, and the
+        # committed reference's report.md gets no ladder section
+        plain = [r for r in runs() if r["py_gc"] == "freeze"]
+        self.assertEqual({r["contender"] for r in plain}, {"uvloop", "pyext"})
+        self.assertEqual(rl.ladder_rows(plain), [])
+        ref = os.path.join(ROOT, "results", "reference")
+        self.assertEqual(rl.report(ref, runstore.read_runs(ref), {}), "")
 
     def test_plotdata_writes_ladder_csv_and_the_plot_data_report_the_table(self):
         data = self.subdir("data")
