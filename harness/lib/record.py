@@ -121,6 +121,8 @@ def cmd_write(args):
     if not args:
         usage("write: needs OUT.json")
     out, rest = args[0], args[1:]
+    if out.startswith("-"):     # `write --help` wrote a failed record to a file named --help
+        usage("write: OUT.json first, not an option: %s" % out)
     client_path = None
     rec, obs, merges = {}, {}, []
     i = 0

@@ -21,8 +21,8 @@ def jsonl(path):
         return [json.loads(x) for x in f]
 
 
-def run(*args):
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60)
+def run(*args, cwd=None):
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=cwd)
 
 
 class RecordTest(TmpDir):
@@ -128,6 +128,10 @@ class RecordTest(TmpDir):
         self.assertEqual(run(RECORD, "bogus").returncode, 2)
         self.assertEqual(run(RECORD, "write", self.out, "notapair").returncode, 2)
         self.assertEqual(run(RECORD, "write", self.out, "--client").returncode, 2)
+        # `write --help` is usage, not a failed record written to a file named --help
+        p = run(RECORD, "write", "--help", cwd=self.dir)
+        self.assertEqual(p.returncode, 2)
+        self.assertFalse(os.path.exists(os.path.join(self.dir, "--help")))
         self.assertEqual(run(RECORD, "get", self.out).returncode, 2)
         p = run(RECORD, "get", os.path.join(self.dir, "nope.json"), "status")
         self.assertEqual(p.returncode, 1)
