@@ -158,6 +158,9 @@ def cell_stat(root, d, col, stat, sel, word=None, every=False):
 
 
 def fmt_one(v, opts):
+    if isinstance(v, str) and ("invert" in opts or "scale" in opts):
+        # a CSV cell that is text (a ladder step's statuses) has no arithmetic
+        raise DocError("scale=/invert= of a cell that is no number: %r" % v)
     if opts.get("invert") == "1":
         v = 1 / float(v) if float(v) else 0.0
     if "scale" in opts:

@@ -205,6 +205,11 @@ class DocsTest(TmpDir):
         self.write(self.read() + "<!--fig demo/ladder.csv cpu_us value tier=100k fix=pyext-->X<!--/fig-->\n")
         problems = docs.render(self.root)
         self.assertTrue(problems and "no number in cpu_us" in problems[0], problems)
+        # arithmetic on a text cell is a problem named, not a traceback
+        for opt in ("scale=2", "invert=1"):
+            self.write("<!--fig demo/ladder.csv statuses value tier=100k fix=streams %s-->X<!--/fig-->\n" % opt)
+            problems = docs.render(self.root)
+            self.assertTrue(problems and "no number" in problems[0], problems)
 
     def test_units(self):
         self.assertEqual(units.fmt_value(492, "kib"), "492 KiB")
