@@ -265,7 +265,9 @@ def cmd_sample(a):
 def summarize(rows):
     """The summary object from the monitor's lines (see the module's doc)."""
     before = next((r for r in rows if r.get("tag") == "before"), {})
-    p = next((r for r in rows if r.get("tag") == "phase"), None)
+    # a phase line without its start, count or window is none (a damaged file)
+    p = next((r for r in rows if r.get("tag") == "phase" and isinstance(r.get("t0"), (int, float))
+              and isinstance(r.get("stalled"), int) and "steady_s" in r), None)
     end = next((r for r in rows if r.get("tag") == "end"), None)
     samples = [r for r in rows if "tag" not in r]
     page = p["page"] if p else before.get("page", 4096)
@@ -276,9 +278,10 @@ def summarize(rows):
     if p is None:
         return out
     n = p["stalled"]
-    mem_peak = max([mem0 or 0] + [s["mem"] for s in samples if s["mem"] is not None])
-    rss_peak = max([rss0 or 0] + [s["rss"] for s in samples if s["rss"] is not None])
-    lows = [x for x in [avail0] + [s["avail_kib"] for s in samples] if x is not None]
+    # a sample may lack a field (a cut or damaged line): that field is unknown
+    mem_peak = max([mem0 or 0] + [s["mem"] for s in samples if isinstance(s.get("mem"), int)])
+    rss_peak = max([rss0 or 0] + [s["rss"] for s in samples if isinstance(s.get("rss"), int)])
+    lows = [x for x in [avail0] + [s.get("avail_kib") for s in samples] if isinstance(x, int)]
     avail_low = min(lows) if lows else None
     last = samples[-1] if samples else {}
     t_end = end["t"] if end else (last.get("t") or p["t0"])

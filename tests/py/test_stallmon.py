@@ -167,6 +167,18 @@ class Recorded(unittest.TestCase):
         self.assertEqual(s["record"], {"stall_tcp_mem0_kib": 217 * 4})
         self.assertIsNone(s["end"])
 
+    def test_a_damaged_sample_or_phase_line_is_unknown_not_a_crash(self):
+        rows = recorded("stall-c-cut.jsonl")
+        whole = sm.summarize(copy.deepcopy(rows))["record"]
+        # a sample line without its fields (a cut write): the other samples decide
+        s = sm.summarize(rows[:3] + [{"t": rows[2].get("t")}] + rows[3:])
+        self.assertEqual(s["end"], "cut")
+        self.assertEqual(s["record"]["stall_tcp_mem_bytes_per_stalled"],
+                         whole["stall_tcp_mem_bytes_per_stalled"])
+        # a phase line without its start or count: as if no stall had started
+        bad = [dict(r, t0=None) if r.get("tag") == "phase" else r for r in rows]
+        self.assertIsNone(sm.summarize(bad)["end"])
+
 
 if __name__ == "__main__":
     unittest.main()
