@@ -184,7 +184,7 @@ compare:
 	@test -n $(call shq,$(value B)) || { echo "usage: make compare A=results/X B=results/Y [MODE=auto|absolute|ratio] [DISTURBED=1] [FORMAT=text|md|json|csv]" >&2; (exit 2); }$(keep_status)
 	@$(PYTHON) harness/lib/results.py compare $(if $(MODE),--mode $(call shq,$(value MODE))) \
 		$(if $(filter-out 0,$(DISTURBED)),--disturbed) $(if $(FORMAT),--format $(call shq,$(value FORMAT))) \
-		$(if $(A),$(call shq,$(value A)),--reference) $(call shq,$(value B))$(keep_status)
+		$(if $(value A),$(call shq,$(value A)),--reference) $(call shq,$(value B))$(keep_status)
 # the figures of README.md and docs/ from the committed results, and results/README.md
 # (harness/lib/docs.py; docs/README.md "Figures"); docs-check fails, naming FILE:LINE, on drift
 .PHONY: docs docs-check

@@ -87,6 +87,10 @@ refused() {
     run make -s --no-print-directory compare A="$d" B="$d" STATUS_FILE="$st"
     assert_line "compare: $d holds no runs.jsonl or runs.csv"
     [ "$(cat "$st")" = 1 ]
+    # A that is only a $ reference is A, not absent (compare fell back to --reference)
+    run make -s --no-print-directory compare A='$x' B="$d" STATUS_FILE="$st"
+    assert_output --partial "compare: '\$x' is not a directory"
+    [ "$(cat "$st")" = 2 ]
     run make -s --no-print-directory capacity RUN="$d" STATUS_FILE="$st"
     assert_line "capacity: $d holds no runs.jsonl or runs.csv"
     [ "$(cat "$st")" = 1 ]
