@@ -168,6 +168,10 @@ setup() {
     assert_line "pyext 2000 16"
     assert_line "total 96"
     assert_line --partial "basis calibrated on 3 committed ok runs"
+    # a directory whose meta.json is unreadable: its scenario unknown, its runs not used
+    mkdir -p "$r/b"; cp "$r/a/runs.csv" "$r/b/"; echo '{"settings": ' > "$r/b/meta.json"
+    run "$PYTHON" harness/lib/estimate.py plan --tiers 2000 --contenders c --hold 5 --runs-per-cell 3 --results "$r"
+    assert_line --partial "basis calibrated on 3 committed ok runs"
     # a tier of no connection, or negative runs or hold: usage (ZeroDivisionError's traceback)
     for bad in "--tiers 0" "--tiers -5" "--tiers 2000 --runs-per-cell -1" "--tiers 2000 --hold -1"; do
         # shellcheck disable=SC2086  # words

@@ -45,7 +45,8 @@ def calibrate(results=None):
         d = os.path.dirname(f)
         if not os.path.isfile(os.path.join(d, "meta.json")):
             continue
-        if runstore.read_meta(d).get("settings", {}).get("scenario", "idle") != "idle":
+        meta = runstore.read_meta(d)    # {} when unreadable: its scenario unknown, not idle
+        if not meta or meta.get("settings", {}).get("scenario", "idle") != "idle":
             continue
         try:
             with open(f, newline="") as fh:
