@@ -6,9 +6,10 @@ counts, the dead workers, the silent ones, the stop...) and merges its samplers'
 summaries (acceptq.py, disturb.py, pushkept.py: JSON); record.py passes them
 here with the run's figures, and writes what judge() returns. run_remote.py
 records the same observations as far as a remote run has them, and its own
-(below: "What a remote run observes"). Every status a run can get is
-decided in this module (a scenario names its failure as the observation
-scenario_status, one of SCENARIO_STATUSES).
+(below: "What a remote run observes"). Every status a run's record can hold
+is in STATUSES and set in this module: a scenario names its failure as the
+observation scenario_status (one of SCENARIO_STATUSES), bench.sh the rows it
+writes itself as a kind (ROW_KINDS, row_status; results.py row --kind).
 
     judge(rec, obs, ncpu) -> the record with status, note, flags (and the
                              figures() and the health, workers_dead,
@@ -33,6 +34,20 @@ CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
 # seconds and durations).
 NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
+# Every status a run's record (result.json, a runs.jsonl row) can hold: the one
+# list. results.py row refuses another; tests/py/test_statuses.py holds the
+# harness to it (no status set elsewhere; harness/README.md says what each means).
+STATUSES = ("ok", "suspect", "disturbed", "failed", "unavailable", "crashed", "client-stopped",
+            "oom-guard", "timeout", "ramp-stalled", "server-died", "server-hung", "inconsistent",
+            "push-behind", "scenario-failed", "broadcast-timeout", "storm-timeout", "storm-kill-failed",
+            "storm-restart-failed", "storm-server-died", "interrupted", "host-lost", "harness-error",
+            "unsupported", "skipped-memory")
+# The rows bench.sh writes itself (results.py row --kind KIND): KIND -> status.
+ROW_KINDS = {"unsupported": "unsupported",        # the contender lacks what the run needs: never started
+             "unavailable": "unavailable",        # unavailable at an earlier tier: not retried
+             "skipped-memory": "skipped-memory",  # the memory guard's prediction: never started
+             "interrupted": "interrupted",        # the suite was stopped during the run
+             "driver-failed": "harness-error"}    # run_one.sh or run_remote.py failed (row_status)
 # What a remote run observes (run_remote.py) that a local one never does:
 #   remote      1: the processes ran on other hosts (no quiet gate, no disturbance
 #               sampler, no namespace): the health is h_server, h_established (the
@@ -283,6 +298,17 @@ def judge(rec, obs, ncpu):
     if flags and r["status"] == "ok":
         r["status"] = "suspect"
     return r
+
+
+def row_status(kind, recorded):
+    """The status of a row bench.sh writes itself, of KIND (ROW_KINDS; else
+    ValueError): a failed driver's run that recorded itself interrupted
+    (RECORDED, its result.json's status) stays interrupted."""
+    if kind not in ROW_KINDS:
+        raise ValueError("unknown row kind %r (known: %s)" % (kind, " ".join(ROW_KINDS)))
+    if kind == "driver-failed" and recorded == "interrupted":
+        return "interrupted"
+    return ROW_KINDS[kind]
 
 
 def disturbance(r, obs, status, flags):
