@@ -20,9 +20,11 @@ import runstore  # noqa: E402
 
 HARNESS = os.path.join(ROOT, "harness")
 # A status written as a literal: bash `status=word`, `R[status]=word`; Python
-# `x["status"] = "word"`, `"status": "word"`, `status="word"`.
+# `x["status"] = "word"` (or `x["status"], x["note"] = "word", ...`), `"status": "word"`,
+# `status="word"`.
 BASH_SET = re.compile(r"""(?:^|[\s(;])(?:\w*\[status\]|status)=["']?[a-z]""")
-PY_SET = re.compile(r"""\[["']status["']\]\s*=\s*["']|["']status["']\s*:\s*["']|\bstatus\s*=\s*["'][a-z]""")
+PY_SET = re.compile(r"""\[["']status["']\](?:\s*,\s*[\w.\[\]"']+)*\s*=\s*["']|["']status["']\s*:\s*["']"""
+                    r"""|\bstatus\s*=\s*["'][a-z]""")
 # anatomy-cpu's ok/failed are its own per-contender verdict for layers.md,
 # never a run's record (it writes no runs.jsonl)
 NOT_A_RECORD = {"anatomy-cpu"}
