@@ -578,15 +578,19 @@ write_ramp() {
           printf "%.2f,%d,%d\n", (s < 0 ? 0 : s), $3, $2 }' "$dir/ramp.csv" > "$OUT/ramp/$id.csv"
 }
 
-# record ID RUNDIR KEY=VALUE...: one runs.csv row from RUNDIR/result.json.
+# record ID RUNDIR [--kind KIND] KEY=VALUE...: one runs.csv row from
+# RUNDIR/result.json. --kind: a row this script writes itself (a run never
+# started, or whose runner failed): lib/judge.py ROW_KINDS gives its status,
+# which results.py prints and RES[status] takes.
 record() {
     local id=$1 dir=$2; shift 2
-    local rec=- ramp="" rdir=""
+    local rec=- ramp="" rdir="" judged
     [ -f "$dir/result.json" ] && rec=$dir/result.json
     [ -d "$dir" ] && rdir=runs/$id
     write_ramp "$id" "$dir" && ramp=ramp/$id.csv
-    "$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" ramp_file="$ramp" run_dir="$rdir" \
+    judged=$("$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" ramp_file="$ramp" run_dir="$rdir") \
         || { say "error: cannot append to $OUT/runs.csv"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
+    [ -z "$judged" ] || RES[status]=$judged
 }
 
 # One line per finished run, after run_one.sh's live progress line.
@@ -620,27 +624,27 @@ run_case() {
     local need
     if [ "$gc" != freeze ] && ! contender_supports "$c" py-gc; then
         say "   unsupported: $c has no Python garbage collector (PY_GC=$gc)"
-        record "$id" "$dir" "${keys[@]}" status=unsupported note="$c has no Python garbage collector (PY_GC=$gc)"
+        record "$id" "$dir" --kind unsupported "${keys[@]}" note="$c has no Python garbage collector (PY_GC=$gc)"
         return
     fi
     for need in $(scenario_needs); do   # not started: it would refuse the flags (exit 2)
         if ! contender_supports "$c" "$need"; then
             say "   unsupported: $c does not implement $need (scenario $SCENARIO needs it)"
-            record "$id" "$dir" "${keys[@]}" status=unsupported \
+            record "$id" "$dir" --kind unsupported "${keys[@]}" \
                 note="$c does not implement $need (scenario $SCENARIO needs it)"
             return
         fi
     done
     if [ -n "${UNAVAILABLE[$c]:-}" ]; then
         say "   unavailable: ${UNAVAILABLE[$c]} (not retried)"
-        record "$id" "$dir" "${keys[@]}" status=unavailable note="${UNAVAILABLE[$c]}"
+        record "$id" "$dir" --kind unavailable "${keys[@]}" note="${UNAVAILABLE[$c]}"
         return
     fi
     [ "$SETTLE_DUE" = 1 ] && [ -z "$HOSTS_JSON" ] && settle
     # (the guard reads this machine's memory: not the remote server's)
     if [ -z "$HOSTS_JSON" ] && ! guard "$c" "$n"; then
         say "   skipped: does not fit in memory: $GUARD_MSG"
-        record "$id" "$dir" "${keys[@]}" status=skipped-memory note="$GUARD_MSG"
+        record "$id" "$dir" --kind skipped-memory "${keys[@]}" note="$GUARD_MSG"
         return
     fi
     mkdir -p "$dir" || die "cannot create $dir"
@@ -687,15 +691,15 @@ run_case() {
         learn_cost "$c" "$n"
     else
         # run_one.sh itself failed (exit 1: e.g. a sysctl that is not per
-        # namespace; 130: someone signalled it): recorded, counted, and on.
+        # namespace; 130: someone signalled it): recorded (harness-error, or
+        # interrupted as its record says), counted, and on.
         HARNESS_ERRORS=$((HARNESS_ERRORS + 1))
-        [ "${RES[status]:-}" = interrupted ] || RES[status]=harness-error
         if [ -n "$leftovers" ] || [ "$rc" = 137 ]; then     # died before its cleanup
             RES[note]="run_one.sh was killed (signal $((rc - 128)))${leftovers:+; removed what it left: $leftovers}"
         else
             RES[note]="run_one.sh exited $rc: $(grep -v -e $'\r' -e '^  [^ ]' "$dir/run_one.log" 2>/dev/null | tail -n 1 | tr -d '=' | cut -c1-160)"
         fi
-        record "${row[@]}" status="${RES[status]}" note="${RES[note]}"
+        record "${row[@]}" --kind driver-failed note="${RES[note]}"
     fi
     report_run
     [ "${RES[status]}" = unavailable ] && UNAVAILABLE[$c]=${RES[note]:-unavailable}
@@ -775,7 +779,7 @@ finish_partial() {
     [ "$OUT_OK" = 1 ] || return 0
     if [ ${#CUR_ROW[@]} -gt 0 ]; then
         load_result "$CUR_DIR" || true
-        record "${CUR_ROW[@]}" status=interrupted note="${RES[note]:-interrupted}"
+        record "${CUR_ROW[@]}" --kind interrupted note="${RES[note]:-interrupted}"
     fi
     write_meta finished_utc="$(date -u +%FT%TZ)" completed=false
     if [ "$INTERRUPTED" = 1 ]; then

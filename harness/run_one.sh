@@ -35,7 +35,7 @@ state_init
 on_exit state_remove
 mkdir -p "$out" || die "cannot create $out"
 
-declare -A R=([contender]=$contender [target]=$conns [status]=failed [accepted]=0
+declare -A R=([contender]=$contender [target]=$conns [accepted]=0
              [scenario]=$scenario [variant]=$variant [profile]=$profile [rate]=$rate [py_gc]=$py_gc
              [condition]=$(condition_of "$profile" "$variant" "$rate" "$py_gc")
              [hold_s]=$hold [heartbeat_s]=$heartbeat [timeout_s]=$timeout [ramp_stall_s]=$ramp_stall [min_available_mib]=$min_avail

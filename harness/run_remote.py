@@ -24,8 +24,12 @@ is in that host's private directory, checked again before the run starts.
 Every remote process runs under lib/remote.py's wrapper and dies with its SSH
 session: a stop signal here (INT, TERM, HUP), an error, or this script's
 death ends them; a host lost mid-run makes the run `host-lost`, naming it.
-Writes OUT/result.json (lib/record.py), ramp.csv, client.json, hosts.csv,
-server.log, client-HOST.log and sysctl.txt (the server host's profile keys).
+It decides no status: it records what it saw as observations (Run.O, the
+shape of run_one.sh's, and a remote run's own: lib/judge.py "What a remote
+run observes"), and lib/judge.py judges them.
+Writes OUT/result.json (lib/record.py), observations.json, ramp.csv,
+client.json, hosts.csv, server.log, client-HOST.log and sysctl.txt (the server
+host's profile keys).
 Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 """
 import argparse
@@ -146,7 +150,9 @@ class Run:
         self.watcher = None      # the counters stream (a local ssh)
         self.lost = set()        # hosts found lost: no more commands to them
         self.stop_pings = threading.Event()
-        self.R = {"contender": a.contender, "target": a.n, "status": "failed", "accepted": 0,
+        # the record's fields, and the observations lib/judge.py gives its status from
+        self.O = {"remote": "1"}
+        self.R = {"contender": a.contender, "target": a.n, "accepted": 0,
                   "scenario": "idle", "variant": "", "profile": "tuned", "rate": a.rate, "condition": "",
                   "hold_s": a.hold, "heartbeat_s": a.heartbeat, "timeout_s": a.timeout, "ramp_stall_s": a.ramp_stall,
                   "min_available_mib": a.min_available, "gate": "remote", "remote": 1,
@@ -184,7 +190,7 @@ class Run:
 
     # -- the run
     def run(self):
-        a, R = self.a, self.R
+        a, R, O = self.a, self.R, self.O
         os.makedirs(a.out, exist_ok=True)
         for h in remote.all_hosts(self.cfg):    # still root's alone: nothing runs from it otherwise
             remote.check_private(h, self.dir[h["name"]])
@@ -221,9 +227,10 @@ class Run:
             if not server.alive() and status is None:
                 raise Lost(self.srv, "its session ended while the server started")
             server.finish(5)
-            R["status"] = "unavailable" if server.rc == 3 else ("crashed" if server.rc is not None else "failed")
-            R["note"] = "server did not become ready: %s" % self.fetch_log(server, "server.log")
+            O["ready"] = "unavailable" if server.rc == 3 else ("exited" if server.rc is not None else "not-ready")
+            O["ready_log"] = self.fetch_log(server, "server.log")
             return
+        O["ready"] = "ok"
         # let the workers settle before the baseline, and RSS and slab after the
         # ramp: run_one.sh's 1 s and 2 s at 100k connections and above, less
         # below (a small tier's few pages settle at once)
@@ -303,12 +310,12 @@ class Run:
                 reached = True
                 break
             if row and int(row.get("workers_dead") or 0) > 0:
-                R["status"], R["note"] = "crashed", "a server worker died during the ramp"
+                O["ramp_end"] = "worker-died"
                 break
             if not server.alive():
                 if server.ended_with() is None:
                     raise Lost(self.srv, "the server's session ended during the ramp")
-                R["status"], R["note"] = "crashed", "server exited %d during the ramp" % server.rc
+                O.update(ramp_end="server-exited", ramp_exit=str(server.rc))
                 break
             if watcher.poll() is not None:
                 raise Lost(self.srv, "the counters stream ended during the ramp")
@@ -317,18 +324,15 @@ class Run:
                 h, p = gone[0]
                 if p.ended_with() is None:
                     raise Lost(h, "its session ended during the ramp")
-                R["status"] = "client-stopped"
-                R["note"] = "the client on %s exited %d during the ramp" % (h["name"], p.rc)
+                O.update(ramp_end="client-exited", ramp_client=h["name"], ramp_exit=str(p.rc))
                 break
             if el > a.timeout:
-                R["status"], R["note"] = "timeout", "not all accepted after %ds" % a.timeout
+                O["ramp_end"] = "timeout"
                 break
             if opened > best:
                 best, t_best = opened, now
             elif a.ramp_stall > 0 and now - t_best > a.ramp_stall:
-                R["status"] = "ramp-stalled"
-                R["note"] = ("no new connection for %ds: at most %d of %d open, %d now, after %.0fs"
-                             % (a.ramp_stall, best, a.n, opened, el))
+                O.update(ramp_end="ramp-stalled", ramp_best=str(best), ramp_open=str(opened), ramp_elapsed_s=str(el))
                 break
             time.sleep(0.05)
         t1 = time.time()
@@ -339,7 +343,7 @@ class Run:
         cpu1 = int(self.probe(self.srv, "cpu_ticks", *pids))
         R["server_cpu_connect_s"] = round((cpu1 - cpu0) / os.sysconf("SC_CLK_TCK"), 2)
         if reached:
-            R["status"] = "ok"
+            O["ramp_end"] = "reached"
         time.sleep(2 * settle)
         anon, pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
         sock1, slab1 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
@@ -353,9 +357,7 @@ class Run:
         if reached and a.hold > 0:
             c0 = int(self.probe(self.srv, "cpu_ticks", *pids))
             ta = time.time()
-            ended = self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients])
-            if ended:
-                R["status"], R["note"] = ended
+            O.update(self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients]))
             c1 = int(self.probe(self.srv, "cpu_ticks", *pids))
             wall = time.time() - ta
             R["hold_wall_s"] = round(wall, 3)
@@ -363,8 +365,8 @@ class Run:
             R["open_after_hold"] = int(self.stat("open") or 0)
             R["slow_closed"] = int(self.stat("slow") or 0)
         # health: counters, sockets on the server host, clients
-        h_server = self.stat("open") if reached else ""
-        dead = self.stat("workers_dead")
+        O["h_server"] = self.stat("open") if reached else ""
+        O["dead_stat"] = dead = self.stat("workers_dead")
         R["workers_dead"] = int(dead) if dead.isdigit() else ""
         h_sock = ""
         if reached:
@@ -372,6 +374,7 @@ class Run:
             rc, out = self.sh(self.srv, "ss -Htn state established '( sport >= :%d and sport <= :%d )' | wc -l"
                               % (a.port_lo, a.port_lo + a.port_count - 1), "counting sockets", timeout=120)
             h_sock = out.strip() if rc == 0 else ""
+        O["h_established"] = h_sock
         for _, _, p, _ in clients:
             p.signal("TERM")
         rcs = [p.finish(130) for _, _, p, _ in clients]
@@ -395,6 +398,7 @@ class Run:
                 h_client = str(json.load(f)["open_at_end"]) if len(named) == len(clients) else ""
         except (OSError, ValueError, KeyError):
             pass
+        O["h_client"] = h_client
         watcher.terminate()
         watcher.wait(timeout=15)
         ramp_f.close()
@@ -404,20 +408,12 @@ class Run:
         R["server_stop_s"] = round(time.time() - ts, 3)
         self.fetch_log(server, "server.log")
         self.sh(self.srv, "rm -f %s" % self.stats, "removing the counters file")
-        if reached:
-            R["health"] = "target=%d server=%s sockets=%s (established on the server host) client=%s " \
-                          "workers_dead=%s" % (a.n, h_server or "?", h_sock or "?", h_client or "?", dead or "?")
-            if R["status"] != "ok":
-                pass
-            elif dead and dead != "0":
-                R["status"], R["note"] = "server-died", "server died during the run: %s worker(s) dead" % dead
-            elif not (h_server == h_sock == h_client == str(a.n)):
-                R["status"] = "inconsistent"
-                R["note"] = "the end-of-hold counts disagree: " + R["health"]
+        O["verdict"] = "1"      # the end-of-run checks' observations are all in
 
     def wait_hold(self, seconds, procs):
-        """The hold; (status, note) when the server or a client ended during
-        it (Lost when its session ended without its exit status)."""
+        """The hold; the observations of the server or a client that ended
+        during it ({} when none did; Lost when its session ended without its
+        exit status)."""
         end = time.time() + seconds
         while time.time() < end:
             if not self.a.quiet:
@@ -430,12 +426,12 @@ class Run:
                     if not self.a.quiet:
                         progress_end()
                     if p.host is self.srv:
-                        return "server-died", "the server exited %d during the hold" % p.rc
-                    return "client-stopped", "the client on %s exited %d during the hold" % (p.host["name"], p.rc)
+                        return {"hold_end": "server-exited", "hold_exit": str(p.rc)}
+                    return {"hold_end": "client-exited", "hold_client": p.host["name"], "hold_exit": str(p.rc)}
             time.sleep(0.5)
         if not self.a.quiet:
             progress_end()
-        return None
+        return {}
 
     def keepalive(self):
         """A line to every running remote process's watcher every third of
@@ -498,6 +494,8 @@ class Run:
 
     def write_result(self):
         kv = ["%s=%s" % (k, str(v).replace("\n", " ")) for k, v in self.R.items() if v is not None]
+        for k, v in self.O.items():
+            kv += ["--obs", "%s=%s" % (k, str(v).replace("\n", " "))]
         client = os.path.join(self.a.out, "client.json")
         rc = subprocess.run([sys.executable, RECORD, "write", os.path.join(self.a.out, "result.json"),
                              "--client", client] + kv).returncode
@@ -551,26 +549,26 @@ def main(argv):
     try:
         r.run()
     except Stop as e:
-        r.R["status"], r.R["note"] = "interrupted", "interrupted by %s" % e
+        r.O["interrupted"] = str(e)[len("SIG"):]
         rc = 130
     except Lost as e:
-        r.R["status"], r.R["note"] = "host-lost", str(e)
+        r.O["lost"] = str(e)
         r.lost.add(e.host["name"])
         log(str(e))
     except remote.RemoteError as e:
-        r.R["status"], r.R["note"] = "host-lost", str(e)
+        r.O["lost"] = str(e)
         log(str(e))
     except Exception as e:   # a harness bug: said, recorded, the hosts cleaned up
         import traceback
         traceback.print_exc()
-        r.R["status"], r.R["note"] = "failed", "run_remote.py: %s: %s" % (type(e).__name__, e)
+        r.O["driver_error"] = "run_remote.py: %s: %s" % (type(e).__name__, e)
         rc = 1
     finally:
         stop["cleaning"] = True                  # the cleanup is not interrupted
         r.cleanup()
-        if stop["name"] and rc == 0 and r.R.get("status") != "interrupted":
+        if stop["name"] and rc == 0:
             # the stop came during the cleanup of a run that had ended
-            r.R["note"] = "; ".join(x for x in (r.R.get("note"), "stop signal %s during the cleanup" % stop["name"]) if x)
+            r.O["cleanup_signal"] = stop["name"][len("SIG"):]
             rc = 130
         r.write_result()
     return rc

@@ -1,12 +1,15 @@
-"""judge.py - a local run's verdict: its observations in, its status, note and flags out.
+"""judge.py - a run's verdict: its observations in, its status, note and flags out.
 
 run_one.sh drives the processes and records what it saw as observations
 (`obs KEY VALUE`: the server's readiness, how the ramp ended, the end-of-hold
 counts, the dead workers, the silent ones, the stop...) and merges its samplers'
 summaries (acceptq.py, disturb.py, pushkept.py: JSON); record.py passes them
-here with the run's figures, and writes what judge() returns. Every status a
-local run can get is decided in this module (a scenario names its failure as
-the observation scenario_status, one of SCENARIO_STATUSES).
+here with the run's figures, and writes what judge() returns. run_remote.py
+records the same observations as far as a remote run has them, and its own
+(below: "What a remote run observes"). Every status a run's record can hold
+is in STATUSES and set in this module: a scenario names its failure as the
+observation scenario_status (one of SCENARIO_STATUSES), bench.sh the rows it
+writes itself as a kind (ROW_KINDS, row_status; results.py row --kind).
 
     judge(rec, obs, ncpu) -> the record with status, note, flags (and the
                              figures() and the health, workers_dead,
@@ -31,11 +34,41 @@ CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
 # seconds and durations).
 NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
+# Every status a run's record (result.json, a runs.jsonl row) can hold: the one
+# list. results.py row refuses another; tests/py/test_statuses.py holds the
+# harness to it (no status set elsewhere; harness/README.md says what each means).
+STATUSES = ("ok", "suspect", "disturbed", "failed", "unavailable", "crashed", "client-stopped",
+            "oom-guard", "timeout", "ramp-stalled", "server-died", "server-hung", "inconsistent",
+            "push-behind", "scenario-failed", "broadcast-timeout", "storm-timeout", "storm-kill-failed",
+            "storm-restart-failed", "storm-server-died", "interrupted", "host-lost", "harness-error",
+            "unsupported", "skipped-memory")
+# The rows bench.sh writes itself (results.py row --kind KIND): KIND -> status.
+ROW_KINDS = {"unsupported": "unsupported",        # the contender lacks what the run needs: never started
+             "unavailable": "unavailable",        # unavailable at an earlier tier: not retried
+             "skipped-memory": "skipped-memory",  # the memory guard's prediction: never started
+             "interrupted": "interrupted",        # the suite was stopped during the run
+             "driver-failed": "harness-error"}    # run_one.sh or run_remote.py failed (row_status)
+# What a remote run observes (run_remote.py) that a local one never does:
+#   remote      1: the processes ran on other hosts (no quiet gate, no disturbance
+#               sampler, no namespace): the health is h_server, h_established (the
+#               server host's established sockets on its ports), h_client (the
+#               clients' summed open_at_end) and dead_stat
+#   ramp_exit   the exit status of the server or client that ended the ramp;
+#   ramp_client the client host whose client ended it (ramp_end client-exited)
+#   ramp_end    worker-died: the streamed counters showed a dead worker
+#   hold_end    server-exited|client-exited during the hold, with hold_exit, hold_client
+#   lost        a host stopped answering (a session ended without an exit status,
+#               a command could not connect): the text names it
+#   driver_error  run_remote.py's own failure (a bug): the text
+#   cleanup_signal  a stop signal that came during the cleanup of an ended run
 # What the server's readiness check saw (obs ready) -> the status of a run that ends there.
 READY_FAILED = {"unavailable": "unavailable", "exited": "crashed"}
 # How the ramp ended (obs ramp_end) -> status.
 RAMP_END = {"reached": "ok", "server-exited": "crashed", "client-exited": "client-stopped",
-            "oom-guard": "oom-guard", "timeout": "timeout", "ramp-stalled": "ramp-stalled"}
+            "oom-guard": "oom-guard", "timeout": "timeout", "ramp-stalled": "ramp-stalled",
+            "worker-died": "crashed"}
+# How a remote run's hold ended early (obs hold_end) -> status.
+HOLD_END = {"server-exited": "server-died", "client-exited": "client-stopped"}
 # The statuses a scenario's phase may give an otherwise ok run (obs scenario_status).
 # The storm's recovery watch (lib/stormmon.py judge) gives three of them: storm-timeout,
 # storm-server-died and client-stopped (tests/py/test_judge.py holds the two lists together).
@@ -132,16 +165,20 @@ def figures(obs, accepted):
 def ramp_verdict(rec, obs):
     """(status, note) of the run up to the end of its ramp."""
     ready = obs.get("ready")
-    if ready is None:   # no run observed: the status given stands (a remote run's, a test's)
+    if ready is None:   # no run observed: failed (a test's record keeps the status it gives)
         return _t(rec.get("status")) or "failed", ""
     if ready != "ok":
         return READY_FAILED.get(ready, "failed"), f"server did not become ready: {obs.get('ready_log', '')}"
     end = obs.get("ramp_end")
     if end == "server-exited":
         oom = obs.get("ramp_oom", "")
-        return "crashed", "server exited during the ramp" + (
-            f": the kernel's OOM killer killed {oom} (dmesg)" if oom else "")
+        return "crashed", "server exited" + (f" {obs['ramp_exit']}" if "ramp_exit" in obs else "") + \
+            " during the ramp" + (f": the kernel's OOM killer killed {oom} (dmesg)" if oom else "")
+    if end == "worker-died":
+        return "crashed", "a server worker died during the ramp"
     if end == "client-exited":
+        if "ramp_client" in obs:
+            return "client-stopped", f"the client on {obs['ramp_client']} exited {obs.get('ramp_exit', '')} during the ramp"
         return "client-stopped", f"client exited: {obs.get('client_log', '')}"
     if end == "oom-guard":
         return "oom-guard", ("usable memory (MemAvailable less the reclaimable slab) under "
@@ -158,13 +195,18 @@ def ramp_verdict(rec, obs):
 
 def health(rec, obs):
     """(health text, (server, sockets, client) counts as text or "") at the end of the hold."""
+    server = obs.get("h_server", "")
+    if "remote" in obs:   # the server host's established sockets, the clients' summed count
+        sock, client = obs.get("h_established", ""), obs.get("h_client", "")
+        return (f"target={_t(rec.get('target'))} server={server or '?'} sockets={sock or '?'} "
+                f"(established on the server host) client={client or '?'} "
+                f"workers_dead={obs.get('dead_stat') or '?'}"), (server, sock, client)
     inuse, listen = obs.get("h_inuse", ""), obs.get("h_listen", "")
     sock = ""
     if NUM.match(inuse) and re.match(r"^-?[0-9]+$", listen) and (int(inuse) - int(listen)) % 2 == 0:
         sock = str((int(inuse) - int(listen)) // 2)
     client = (rec.get("client") or {}).get("open_at_end")
     client = str(client) if isinstance(client, int) and not isinstance(client, bool) and client >= 0 else ""
-    server = obs.get("h_server", "")
     dead_stat = obs.get("dead_stat", "")
     text = (f"target={_t(rec.get('target'))} server={server or '?'} sockets={sock or '?'} "
             f"(inuse {inuse or '?'} - {listen or '?'} listening, /2) client={client or '?'} "
@@ -204,6 +246,10 @@ def judge(rec, obs, ncpu):
         r["workers_dead"] = stat if stat is not None and stat > dead else dead
     if status == "ok" and obs.get("scenario_status"):
         status = obs["scenario_status"] if obs["scenario_status"] in SCENARIO_STATUSES else "scenario-failed"
+    if status == "ok" and obs.get("hold_end"):   # a remote run's server or client ended in the hold
+        status = HOLD_END.get(obs["hold_end"], "failed")
+        notes.append(("the server" if obs["hold_end"] == "server-exited" else f"the client on {obs.get('hold_client', '')}")
+                     + f" exited {obs.get('hold_exit', '')} during the hold")
     at_end = obs.get("verdict") == "1"   # the run got to its end-of-run checks
     if at_end and obs.get("ramp_end") == "reached":
         r["health"], (server, sock, client) = health(r, obs)
@@ -227,7 +273,7 @@ def judge(rec, obs, ncpu):
             notes.append(f"the end-of-hold counts disagree: {r['health']}")
         elif push_kept == "behind":
             status = "push-behind"   # lib/probe.sh push_kept_check; the note says by how much
-    if at_end:
+    if at_end and "remote" not in obs:   # (a remote run has no disturbance sampler)
         status = disturbance(r, obs, status, flags)
     if "stop_killed" in obs:
         if obs["stop_killed"] == "1":
@@ -236,6 +282,12 @@ def judge(rec, obs, ncpu):
             notes.append(f"server exited {_t(r.get('server_exit'))} after SIGTERM (see server.log)")
     if "interrupted" in obs:
         status, notes = "interrupted", [f"interrupted by SIG{obs['interrupted']}"]
+    elif "lost" in obs:
+        status, notes = "host-lost", [obs["lost"]]
+    elif "driver_error" in obs:
+        status, notes = "failed", [obs["driver_error"]]
+    if "cleanup_signal" in obs:
+        notes.append(f"stop signal SIG{obs['cleanup_signal']} during the cleanup")
     r["status"] = status
     if notes:
         r["note"] = "; ".join(notes)
@@ -246,6 +298,17 @@ def judge(rec, obs, ncpu):
     if flags and r["status"] == "ok":
         r["status"] = "suspect"
     return r
+
+
+def row_status(kind, recorded):
+    """The status of a row bench.sh writes itself, of KIND (ROW_KINDS; else
+    ValueError): a failed driver's run that recorded itself interrupted
+    (RECORDED, its result.json's status) stays interrupted."""
+    if kind not in ROW_KINDS:
+        raise ValueError("unknown row kind %r (known: %s)" % (kind, " ".join(ROW_KINDS)))
+    if kind == "driver-failed" and recorded == "interrupted":
+        return "interrupted"
+    return ROW_KINDS[kind]
 
 
 def disturbance(r, obs, status, flags):

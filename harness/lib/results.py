@@ -1,7 +1,8 @@
 """results.py - the bookkeeping half of the harness: run records, meta.json,
 the summary tables and the data files the gnuplot scripts read.
 
-    results.py row RUN_DIR RECORD key=value...   append one run to runs.jsonl
+    results.py row RUN_DIR RECORD [--kind KIND] key=value...
+                                                 append one run to runs.jsonl
                                                  (RECORD: its result.json, or -)
                                                  and re-derive runs.csv
     results.py csv RUN_DIR                       re-derive runs.csv from runs.jsonl
@@ -35,6 +36,7 @@ import c1m_root  # noqa: F401  (py_server.cli_rules)
 import capacity_model
 import cells as cellmod
 import fingerprint
+import judge
 import runstore
 from cells import DAGGER, cpu_us_per_conn, fmt_stat, label_of, md_table, num
 from py_server import cli_rules
@@ -49,11 +51,21 @@ class Usage(Exception):
 def cmd_row(run_dir, record, pairs):
     """Append one run: RECORD's keys (a result.json; "-" for a run that has
     none, e.g. skipped), overridden by the key=value pairs. A record that cannot
-    be read still gives a row (the overrides and a note saying why)."""
+    be read still gives a row (the overrides and a note saying why). With
+    --kind KIND, a row bench.sh writes itself: its status is lib/judge.py's
+    row_status, printed. A status given is one of lib/judge.py STATUSES."""
+    kind = None
+    if "--kind" in pairs:
+        i = pairs.index("--kind")
+        if i + 1 >= len(pairs) or pairs[i + 1] not in judge.ROW_KINDS:
+            raise Usage("results.py row: --kind needs one of %s" % " ".join(judge.ROW_KINDS))
+        kind, pairs = pairs[i + 1], pairs[:i] + pairs[i + 2:]
     try:
         over = runstore.parse_pairs(pairs)
     except ValueError as e:
         raise Usage("results.py row: %s" % e)
+    if over.get("status") not in (None,) + judge.STATUSES:
+        raise Usage("results.py row: unknown status %r (lib/judge.py STATUSES)" % over["status"])
     rec, problem = {}, None
     if record != "-":
         try:
@@ -61,7 +73,11 @@ def cmd_row(run_dir, record, pairs):
         except ValueError as e:
             problem = str(e)
             print("results.py row: %s" % problem, file=sys.stderr)
+    recorded = rec.get("status")
     rec.update(over)
+    if kind:
+        rec["status"] = judge.row_status(kind, recorded)
+        print(rec["status"])
     if problem:
         rec["note"] = "; ".join(str(x) for x in (rec.get("note"), "record: " + problem) if x)
     for k in COLUMNS[:5]:

@@ -1,5 +1,7 @@
-"""Unit tests of a local run's verdict (harness/lib/judge.py): one case per
-status, from observations as run_one.sh records them. Pure: no process."""
+"""Unit tests of a run's verdict (harness/lib/judge.py): one case per
+status, from observations as run_one.sh records them, and a remote run's
+from run_remote.py's (the statuses and notes it decided itself before, to
+the letter). Pure: no process."""
 import unittest
 
 import util  # noqa: E402,F401  (harness/lib on sys.path)
@@ -16,6 +18,19 @@ def run(obs=None, **rec):
          "parent_gone": "0", "n_workers": "2", "h_server": "1000", "h_inuse": "2002",
          "h_listen": "2", "silent": "", "oom": "", "tcp_mem_arg": "host", "quiet_max": "600",
          "gate_cause": "", "verdict": "1", "stop_killed": "0"}
+    r.update(rec)
+    o.update(obs or {})
+    return judge.judge(r, {k: v for k, v in o.items() if v is not None}, 2)
+
+
+def remote(obs=None, **rec):
+    """A remote 1,000-connection run that went well, as run_remote.py
+    records it (observations: Run.O), changed by obs and rec."""
+    r = {"contender": "c", "target": 1000, "accepted": 1000, "hold_s": 10, "heartbeat_s": 5,
+         "timeout_s": 600, "ramp_stall_s": 120, "min_available_mib": 1024, "gate": "remote",
+         "remote": 1, "workers_dead": 0, "server_exit": 0, "client": {"open_at_end": 1000}}
+    o = {"remote": "1", "ready": "ok", "ramp_end": "reached", "h_server": "1000",
+         "h_established": "1000", "h_client": "1000", "dead_stat": "0", "verdict": "1"}
     r.update(rec)
     o.update(obs or {})
     return judge.judge(r, {k: v for k, v in o.items() if v is not None}, 2)
@@ -190,9 +205,72 @@ class Judge(unittest.TestCase):
         r = run({"interrupted": "INT", "dead_gone": "1"}, note="push: x")
         self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGINT"))
 
+    def test_remote_ok(self):
+        # no disturbance sampler runs for a remote run: nothing unmeasured, not suspect
+        r = remote()
+        self.assertEqual((r["status"], r["flags"]), ("ok", ""))
+        self.assertNotIn("note", r)
+        self.assertEqual(r["health"], "target=1000 server=1000 sockets=1000 (established on the server host) "
+                                      "client=1000 workers_dead=0")
+        r = remote(user_bytes_per_conn=-3)      # the sanity bounds as for a local run
+        self.assertEqual((r["status"], r["flags"]), ("suspect", "negative:user_bytes_per_conn"))
+
+    def test_remote_not_ready(self):
+        for ready, status in (("unavailable", "unavailable"), ("exited", "crashed"), ("not-ready", "failed")):
+            r = remote({"ready": ready, "ready_log": "uring: no multishot", "ramp_end": None, "verdict": None,
+                        "h_server": None, "h_established": None, "h_client": None, "dead_stat": None})
+            self.assertEqual((r["status"], r["note"]), (status, "server did not become ready: uring: no multishot"))
+
+    def test_remote_ramp_ends(self):
+        for o, status, note in (
+                ({"ramp_end": "worker-died"}, "crashed", "a server worker died during the ramp"),
+                ({"ramp_end": "server-exited", "ramp_exit": "139"}, "crashed", "server exited 139 during the ramp"),
+                ({"ramp_end": "client-exited", "ramp_client": "198.51.100.12", "ramp_exit": "1"}, "client-stopped",
+                 "the client on 198.51.100.12 exited 1 during the ramp"),
+                ({"ramp_end": "timeout"}, "timeout", "not all accepted after 600s"),
+                ({"ramp_end": "ramp-stalled", "ramp_best": "700", "ramp_open": "0", "ramp_elapsed_s": "130.52"},
+                 "ramp-stalled", "no new connection for 120s: at most 700 of 1000 open, 0 now, after 131s")):
+            r = remote(dict(o, h_server=""))
+            self.assertEqual((r["status"], r["note"]), (status, note), o)
+            self.assertNotIn("health", r)
+
+    def test_remote_hold_ends(self):
+        r = remote({"hold_end": "server-exited", "hold_exit": "1", "dead_stat": "", "h_server": ""}, workers_dead=None)
+        self.assertEqual((r["status"], r["note"]), ("server-died", "the server exited 1 during the hold"))
+        self.assertIn("server=? sockets=1000 (established on the server host) client=1000 workers_dead=?", r["health"])
+        r = remote({"hold_end": "client-exited", "hold_client": "198.51.100.11", "hold_exit": "0", "h_client": ""})
+        self.assertEqual((r["status"], r["note"]), ("client-stopped", "the client on 198.51.100.11 exited 0 during the hold"))
+
+    def test_remote_health(self):
+        r = remote({"dead_stat": "2", "h_server": "600"}, workers_dead=2)
+        self.assertEqual((r["status"], r["note"]), ("server-died", "server died during the run: 2 worker(s) dead"))
+        self.assertEqual(r["workers_dead"], 2)
+        for o in ({"h_established": "999"}, {"h_client": ""}, {"h_server": ""}):
+            r = remote(o)
+            self.assertEqual(r["status"], "inconsistent", o)
+            self.assertEqual(r["note"], "the end-of-hold counts disagree: " + r["health"])
+        self.assertEqual(remote({"h_client": ""})["health"], "target=1000 server=1000 sockets=1000 "
+                         "(established on the server host) client=? workers_dead=0")
+
+    def test_remote_lost_interrupted_failed(self):
+        lost = "client root@198.51.100.12 (line 4) lost: its session ended during the hold"
+        for o in ({"lost": lost}, {"lost": lost, "ready": None, "ramp_end": None, "verdict": None}):
+            r = remote(o)
+            self.assertEqual((r["status"], r["note"]), ("host-lost", lost))
+        r = remote({"interrupted": "TERM", "hold_end": "server-exited", "hold_exit": "1"})
+        self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGTERM"))
+        r = remote({"driver_error": "run_remote.py: KeyError: 'x'", "ready": None})
+        self.assertEqual((r["status"], r["note"]), ("failed", "run_remote.py: KeyError: 'x'"))
+        # a stop signal in the cleanup of a run that had ended: said, the status stands
+        r = remote({"cleanup_signal": "TERM"})
+        self.assertEqual((r["status"], r["note"]), ("ok", "stop signal SIGTERM during the cleanup"))
+        r = remote({"lost": lost, "cleanup_signal": "INT"})
+        self.assertEqual((r["status"], r["note"]), ("host-lost", lost + "; stop signal SIGINT during the cleanup"))
+
     def test_no_observation_keeps_the_given_status(self):
         r = judge.judge({"status": "host-lost", "note": "h1 lost"}, {}, 2)
         self.assertEqual((r["status"], r["note"]), ("host-lost", "h1 lost"))
+        self.assertEqual(judge.judge({}, {}, 2)["status"], "failed")   # run_one.sh stopped before its server
 
 
 if __name__ == "__main__":
