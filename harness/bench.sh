@@ -590,10 +590,9 @@ record() {
     write_ramp "$id" "$dir" && ramp=ramp/$id.csv
     judged=$("$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" ramp_file="$ramp" run_dir="$rdir") \
         || { say "error: cannot append to $OUT/runs.csv"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
-    # a results.py that printed nothing (it failed to start) leaves a row the
-    # script meant to write a harness error, never an unset or stale status
-    if [ -n "$judged" ]; then RES[status]=$judged
-    elif [[ " $* " == *" --kind "* ]]; then RES[status]=harness-error; fi
+    # a row of a kind whose results.py printed nothing (it failed to start: the
+    # harness error counted above) has no status, never an unset or stale one
+    if [ -n "$judged" ] || [[ " $* " == *" --kind "* ]]; then RES[status]=$judged; fi
 }
 
 # One line per finished run, after run_one.sh's live progress line.

@@ -97,6 +97,24 @@ class OneHome(unittest.TestCase):
             self.assertEqual([s for s in subset if s not in judge.STATUSES], [], name)
 
 
+class RemoteObservations(unittest.TestCase):
+    def test_every_observation_run_remote_records_is_one_judge_reads(self):
+        # a misspelt key (O["h_establised"]) would make every remote run
+        # inconsistent while test_judge.py's hand-made observations pass
+        with open(os.path.join(HARNESS, "run_remote.py")) as f:
+            src = f.read()
+        keys = set(re.findall(r"""\bO\[["'](\w+)["']\]\s*=""", src))
+        for args in re.findall(r"\bO\.update\(([^()]*)\)", src):
+            keys.update(re.findall(r"(\w+)=", args))
+        body = src[src.index("def wait_hold"):]
+        body = body[:body.index("\n    def ", 1)]
+        keys.update(re.findall(r"""["'](\w+)["']\s*:""", body))
+        self.assertGreaterEqual(len(keys), 15, keys)
+        with open(os.path.join(LIB, "judge.py")) as f:
+            read = set(re.findall(r"""["'](\w+)["']""", f.read()))
+        self.assertEqual(sorted(keys - read), [])
+
+
 class Rows(TmpDir):
     def test_results_row_takes_each_status_and_refuses_another(self):
         d = self.subdir("run")
