@@ -25,7 +25,7 @@ source "$C1M_ROOT/harness/lib/profiles.sh"
 RESULTS_PY=$C1M_ROOT/harness/lib/results.py
 RECORD_PY=$C1M_ROOT/harness/lib/record.py
 KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORKER_CONNS
-       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX CALIBRATE
+       CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX MEM_SETTLE CALIBRATE
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE PY_GC
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
 # Memory guard: a connection never costs less than this (two idle TCP sockets
@@ -60,6 +60,9 @@ usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=valu
                             (MemAvailable less SReclaimable, the open sockets' slab)
   MEM_GUARD_MIB=            pretend usable memory is this (tests the memory guard)
   SETTLE_MAX=60             max seconds to wait between runs for freed memory to settle
+  MEM_SETTLE=1              0: a run takes its memory readings at once (no 1 s before the
+                            idle baseline, no 2 s after the ramp): for the tests that judge
+                            no memory figure; local runs only
   CALIBRATE=1               0: no calibration of this machine (c1m-calib) before the runs,
                             none in meta.json (the tests that judge something else)
   QUIET_MAX=600             before each run, wait up to this for a quiet machine (earlier
@@ -130,8 +133,9 @@ read_settings() {
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
     SERVER_WORKER_CONNS=${SERVER_WORKER_CONNS:-}; CLIENT_WORKER_CONNS=${CLIENT_WORKER_CONNS-10000}
-    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}; CALIBRATE=${CALIBRATE:-1}
+    MEM_GUARD_MIB=${MEM_GUARD_MIB:-}; CALIBRATE=${CALIBRATE:-1}; MEM_SETTLE=${MEM_SETTLE:-1}
     [[ $CALIBRATE =~ ^[01]$ ]] || bad "CALIBRATE: expects 0 or 1: $CALIBRATE"
+    [[ $MEM_SETTLE =~ ^[01]$ ]] || bad "MEM_SETTLE: expects 1 or 0: $MEM_SETTLE"
     QUIET_MAX=${QUIET_MAX:-600}; QUIET_CPU_PCT=${QUIET_CPU_PCT:-10}; DISTURB_PCT=${DISTURB_PCT:-5}; INIT_PCT=${INIT_PCT:-5}
     in_range "$QUIET_MAX" 0 86400 || bad "QUIET_MAX: expects whole seconds (0 = no gate): $QUIET_MAX"
     in_range "$QUIET_CPU_PCT" 0 100 || bad "QUIET_CPU_PCT: expects 0..100 (% of the machine): $QUIET_CPU_PCT"
@@ -257,6 +261,7 @@ read_placement() {
     fi
     [ "$TCP_MEM" = host ] || bad "TCP_MEM: local runs only (with HOSTS the server host's own limit holds): $TCP_MEM"
     [ -z "${CPUS_SERVER:-}${CPUS_CLIENT:-}" ] || bad "CPUS_SERVER/CPUS_CLIENT: local runs only (with HOSTS: cpus= in the hosts file)"
+    [ "$MEM_SETTLE" = 1 ] || bad "MEM_SETTLE: local runs only (run_remote.py's waits are shorter at small tiers already): $MEM_SETTLE"
     [ "$SCENARIO" = idle ] || bad "SCENARIO: remote runs (HOSTS) take idle only: $SCENARIO"
     [ "${PY_GCS[*]}" = freeze ] || bad "PY_GC: local runs only (run_remote.py starts the server without it): $PY_GC"
     [ "${PROFILES[*]}" = tuned ] || bad "PROFILE: remote runs (HOSTS) take tuned only (the hosts' own settings; APPLY_SYSCTL=1 writes the profile): $PROFILE"
@@ -434,7 +439,7 @@ write_meta() {
     "$PYTHON" "$RESULTS_PY" meta "$OUT" "$@" \
         tiers="$(IFS=,; echo "${TIER_LABEL[*]}")" contenders="$(IFS=,; echo "${CONT[*]}")" \
         repeat="$REPEAT" hold="$HOLD" heartbeat="$HEARTBEAT" timeout="$TIMEOUT" ramp_stall="$RAMP_STALL" \
-        min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" \
+        min_available_mib="$MIN_AVAILABLE_MIB" mem_guard_mib="$MEM_GUARD_MIB" mem_settle="$MEM_SETTLE" \
         server_worker_conns="$SERVER_WORKER_CONNS" client_worker_conns="$CLIENT_WORKER_CONNS" \
         quiet_max="$QUIET_MAX" quiet_cpu_pct="$QUIET_CPU_PCT" disturb_pct="$DISTURB_PCT" init_pct="$INIT_PCT" \
         tcp_mem="$TCP_MEM" scenario="$SCENARIO" profiles="$(IFS=,; echo "${PROFILES[*]}")" rates="$(IFS=,; echo "${RATES[*]}")" \
@@ -661,7 +666,7 @@ run_case() {
     if [ -n "$HOSTS_JSON" ]; then
         runner=("$PYTHON" "$C1M_ROOT/harness/run_remote.py" --state "$HOSTS_STATE" --ports "$PORTS")
     else
-        args+=(--port "$PORTS" --tcp-mem "$TCP_MEM")
+        args+=(--port "$PORTS" --tcp-mem "$TCP_MEM" --mem-settle "$MEM_SETTLE")
         [ -n "${CPUS_SERVER:-}" ] && args+=(--server-cpus "$CPUS_SERVER")
         [ -n "${CPUS_CLIENT:-}" ] && args+=(--client-cpus "$CPUS_CLIENT")
     fi

@@ -112,9 +112,10 @@ dpid=$!
 state_pid disturb "$dpid"
 on_exit stop_pid "$dpid" 5
 # SIGUSR1 only once it has set up its signals (it then creates its file).
-for ((i = 0; i < 100; i++)); do [ -e "$out/disturb.jsonl" ] && break; sleep 0.1; done
+for ((i = 0; i < 500; i++)); do [ -e "$out/disturb.jsonl" ] && break; sleep 0.02; done
 mark() { [ -e "$out/disturb.jsonl" ] && kill -USR1 "$dpid" 2>/dev/null; }
-sleep 1   # let the workers settle before the baseline
+# let the workers settle before the baseline (--mem-settle 0: a test that judges no memory figure)
+[ "$mem_settle" = 1 ] && sleep 1
 pids=$(server_pids "$stats" "$spid")
 workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
 R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
@@ -146,9 +147,9 @@ ip netns exec "$ns" "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" sample --out "$
 apid=$!
 state_pid acceptq "$apid"
 on_exit stop_pid "$apid" 5
-for ((i = 0; i < 50; i++)); do
+for ((i = 0; i < 250; i++)); do
     [ -s "$out/acceptq.csv" ] && [ "$(wc -l < "$out/acceptq.csv")" -ge 2 ] && break
-    sleep 0.1
+    sleep 0.02
 done
 obs cpu0 "$(cpu_ticks $pids)"; obs machine0 "$(machine_cpu)"
 mark
@@ -197,7 +198,7 @@ R[accepted]=$(stat_get "$stats" open)
 stop_pid "$apid" 5
 "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
 merge_summary "$out/acceptq.json"
-sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
+[ "$mem_settle" = 1 ] && sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
 obs rss_full "$(rss_kib $pids)"
 obs slab1 "$(slab_kib)"
 n=${R[accepted]:-0}

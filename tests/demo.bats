@@ -24,10 +24,11 @@ DEMO_CONTENDERS=(c asyncio-streams)
 
 # demo OUT VAR=value...: harness/demo at 2k into OUT, in its own process group
 # (job control, as from a terminal); sets DEMO_PID.
+# smallest: no calibration (CALIBRATE=0, to its bench.sh): the demo draws none.
 demo_bg() {
     local out=$1; shift
     set -m
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" DEMO_TIER=2k OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" \
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 DEMO_TIER=2k OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" \
         "$@" harness/demo) > "$out.out" 2> "$out.err" &
     DEMO_PID=$!
     set +m

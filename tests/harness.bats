@@ -64,15 +64,16 @@ in_hold() { grep -qs "holding" "$1"/runs/*/run_one.log; }
 # group (job control, as from a terminal: it does not ignore SIGINT), one c run
 # at 2k holding 60 s (the VAR=values override); returns once that run holds. Sets BENCH_PID, RUN_NS (the
 # run's namespace) and RUN_PID (its run_one.sh, from the namespace's name).
-# smallest: no calibration (CALIBRATE=0: a stop path does not need it); the
-# signal is sent as soon as the run holds (the 60 s hold is never waited out).
+# smallest: no calibration (CALIBRATE=0: a stop path does not need it), no
+# memory settling (MEM_SETTLE=0: no figure is judged); the signal is sent as
+# soon as the run holds (the 60 s hold is never waited out).
 start_bench() {
     local out=$1; shift
     set -m
     # --default-signal: as from a terminal, whatever this job inherited (a job
     # started under nohup ignores HUP; bash cannot trap a signal ignored on
     # entry, so bench.sh would rightly keep running on SIGHUP)
-    (cd "$C1M_ROOT" && exec env --default-signal=HUP "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=c HOLD=60 HEARTBEAT=1 SETTLE_MAX=5 \
+    (cd "$C1M_ROOT" && exec env --default-signal=HUP "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=c HOLD=60 HEARTBEAT=1 SETTLE_MAX=5 \
         OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh) > "$out.log" 2>&1 &
     BENCH_PID=$!
     set +m
@@ -235,8 +236,8 @@ PY
     # TCP_MEM: the run sets the machine-wide tcp_mem (each threshold one page
     # up: harmless), which the ^C must put back
     want=$(tcp_mem_up)
-    # smallest: no calibration; the ^C as soon as the run holds
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
+    # smallest: no calibration, no memory settling; the ^C as soon as the run holds
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=asyncio-protocol HOLD=60 OUT="$out" \
         TCP_MEM="$want" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$BATS_TEST_TMPDIR/int.log" 2>&1 &
     BENCH_PID=$!
     set +m
@@ -266,8 +267,8 @@ PY
     # setsid gives it its own group. The servers do not ignore SIGINT: bench.sh
     # must not either (it went on, recording the killed server as server-died,
     # and ran the next runs).
-    # smallest: no calibration; REPEAT=2: a second run that must not start
-    (trap '' INT; cd "$C1M_ROOT" && exec setsid env "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=c REPEAT=2 HOLD=60 HEARTBEAT=1 \
+    # smallest: no calibration, no memory settling; REPEAT=2: a second run that must not start
+    (trap '' INT; cd "$C1M_ROOT" && exec setsid env "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=c REPEAT=2 HOLD=60 HEARTBEAT=1 \
         SETTLE_MAX=5 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) > "$out.log" 2>&1 &
     BENCH_PID=$!
     wait_for 60 in_hold "$out" || fail "never reached the hold: $(cat "$out.log")"
@@ -304,10 +305,12 @@ PY
     out=$BATS_TEST_TMPDIR/guard
     # need = N x max(measured, 8192 B) x 1.15 + MIN_AVAILABLE_MIB (1024) + 256 MiB:
     # 1k (nothing measured yet: 8192 B) needs 1289 MiB, 2k at least 1298 MiB.
-    # smallest: no hold, no calibration: the guard's verdict comes before each run.
+    # smallest: no hold, no calibration, no memory settling in the run (the 2k
+    # tier's need above is the floor's, whatever the 1k run measures): the
+    # guard's verdict comes before each run.
     # SETTLE_MAX=09: the one settle (after the 1k run) reads it as decimal 9
     # (bash arithmetic fails on 09); the leading-zeros test below settles never
-    run env -C "$C1M_ROOT" "${QUIET[@]}" CALIBRATE=0 TIERS=2k,1k CONTENDERS=c HOLD=0 MEM_GUARD_MIB=1293 OUT="$out" \
+    run env -C "$C1M_ROOT" "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k,1k CONTENDERS=c HOLD=0 MEM_GUARD_MIB=1293 OUT="$out" \
         SETTLE_MAX=09 PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
     assert_success
     refute_output --partial "value too great"
@@ -376,9 +379,9 @@ PY
     wait "$BENCH_PID" 2>/dev/null || true
     pgid=$BENCH_PID BENCH_PID=
     kill -0 "$RUN_PID" || fail "run_one.sh died with bench.sh: this test needs it orphaned"
-    # smallest: the second suite one c run, no hold, no calibration: it removes
-    # the leftovers before its run, which then holds all N (ok)
-    run env -C "$C1M_ROOT" "${QUIET[@]}" CALIBRATE=0 TIERS=2k CONTENDERS=c HOLD=0 HEARTBEAT=1 SETTLE_MAX=5 \
+    # smallest: the second suite one c run, no hold, no calibration, no memory
+    # settling: it removes the leftovers before its run, which then holds all N (ok)
+    run env -C "$C1M_ROOT" "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=c HOLD=0 HEARTBEAT=1 SETTLE_MAX=5 \
         OUT="$BATS_TEST_TMPDIR/second" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh
     assert_success
     assert_output --partial "removed leftovers of an interrupted run: run_one.sh pid $RUN_PID runs on without its bench.sh"
@@ -429,6 +432,8 @@ PY
     check PORTS "expects a port" TIERS=2k PORTS=9000-8000
     check CPUS_SERVER "expects a CPU list" TIERS=2k CPUS_SERVER=4096
     check APPLY_SYSCTL "only with HOSTS" TIERS=2k APPLY_SYSCTL=1
+    check MEM_SETTLE "expects 1 or 0" TIERS=2k MEM_SETTLE=yes
+    check MEM_SETTLE "local runs only" TIERS=2k MEM_SETTLE=0 HOSTS=/nonexistent/hosts
     # an OUT that cannot be created, or already holds a run: exit 2 naming OUT (was 1)
     [ "$(id -u)" = 0 ] || return 0            # non-root stops at the root check (exit 1)
     check "OUT=/proc/c1m-nothing: cannot create it" "No such file" TIERS=2k OUT=/proc/c1m-nothing
@@ -527,6 +532,7 @@ PY
     check "--baseline-tcp-objs: expects a count" --contender c --conns 2k --out "$out" --baseline-tcp-objs 9223372036854775807
     check "--server-worker-conns: expects a count" --contender c --conns 2k --out "$out" --server-worker-conns 0
     check "--client-worker-conns: expects a count" --contender c --conns 2k --out "$out" --client-worker-conns x
+    check "--mem-settle: expects 1 or 0" --contender c --conns 2k --out "$out" --mem-settle 2
     check "unknown flag: --bogus" --contender c --conns 2k --out "$out" --bogus
 }
 

@@ -173,10 +173,12 @@ nothing_left() {
 }
 
 # bench_sh OUT VAR=value...: harness/bench.sh at 2k into OUT with QUIET, a 1 s
-# heartbeat and a short settle (the VAR=values add to or override them).
+# heartbeat and no settling of memory, in a run or between runs (MEM_SETTLE=0,
+# SETTLE_MAX=0: the files that use it judge no bytes, RSS or slab figure of a
+# run); the VAR=values add to or override them.
 bench_sh() {
     local out=$1; shift
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k HEARTBEAT=1 SETTLE_MAX=5 OUT="$out" \
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" TIERS=2k HEARTBEAT=1 SETTLE_MAX=0 MEM_SETTLE=0 OUT="$out" \
         PYTHON="$PYTHON" BUILD="$C1M_BUILD" "$@" harness/bench.sh)
 }
 

@@ -185,8 +185,9 @@ setup() {
 @test "bench.sh piped to a file: the plan, an estimate and an ETA, no \\r progress lines" {
     need_root
     local out=$BATS_TEST_TMPDIR/run
+    # smallest: no calibration, no memory settling (the plain lines are judged)
     env DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 TIERS=2k CONTENDERS=c HOLD=1 \
-        HEARTBEAT=1 SETTLE_MAX=5 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" \
+        HEARTBEAT=1 SETTLE_MAX=5 CALIBRATE=0 MEM_SETTLE=0 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" \
         harness/bench.sh > "$BATS_TEST_TMPDIR/log" 2>&1
     local rc=$?
     [ "$rc" = 0 ] || fail "bench.sh exited $rc: $(cat "$BATS_TEST_TMPDIR/log")"

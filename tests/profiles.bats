@@ -16,7 +16,8 @@ load_bats_libs
 # server keeps its own per-worker cap: under stock (tcp_migrate_req 0) a worker
 # that closes its full listener resets the connections still queued there, and
 # the run would (rightly) fail: a finding for the benchmark, not for this test.
-# smallest: no calibration (CALIBRATE=0): nothing here reads it.
+# smallest: no calibration (CALIBRATE=0) and no memory settling (bench_sh:
+# MEM_SETTLE=0, SETTLE_MAX=0): nothing here reads them.
 bench() { bench_sh "$1" CALIBRATE=0 CONTENDERS=c HOLD=1 TIMEOUT=120 CLIENT_WORKER_CONNS=800 "${@:3}" > "$2" 2>&1; }
 
 setup_file() {

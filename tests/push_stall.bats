@@ -552,14 +552,15 @@ uvloop: push-flow"
 }
 
 # bench_scenario SCENARIO OUT ENV...: bench.sh at 2k for c and asyncio-protocol.
-# smallest: 2k over 3 workers, a 2 s hold (two heartbeats), no quiet gate and
-# no settling between runs (SETTLE_MAX=0: it waits >= 1 s for the machine's
-# Slab, which no assertion here reads).
+# smallest: 2k over 3 workers, a 2 s hold (two heartbeats), no quiet gate, no
+# calibration and no settling, in a run or between runs (MEM_SETTLE=0,
+# SETTLE_MAX=0: they wait 3 s and >= 1 s for the server's RSS and the machine's
+# Slab, which no assertion here reads; the stall's figures are its phase's own).
 bench_scenario() {
     local sc=$1 out=$2; shift 2
     run env "$@" SCENARIO="$sc" TIERS=2k CONTENDERS="${BENCH_CONTENDERS:-c,asyncio-protocol}" HOLD=2 HEARTBEAT=1 \
         SERVER_WORKER_CONNS=700 CLIENT_WORKER_CONNS=700 OUT="$out" BUILD="$C1M_BUILD" PYTHON="$PYTHON" \
-        DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=0 \
+        DISTURB_PCT=100 INIT_PCT=100 QUIET_CPU_PCT=100 QUIET_MAX=0 SETTLE_MAX=0 MEM_SETTLE=0 CALIBRATE=0 \
         "$C1M_ROOT/harness/bench.sh"
     assert_success
 }

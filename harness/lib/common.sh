@@ -126,9 +126,10 @@ stop_pid() {
     [ -n "$pid" ] || return 0
     if kill -0 "$pid" 2>/dev/null; then
         kill -TERM "$pid" 2>/dev/null
+        # every 10 ms for the first 0.1 s (most end within it), then every 0.1 s
         for ((i = 0; i < grace * 10; i++)); do
             kill -0 "$pid" 2>/dev/null || break
-            sleep 0.1
+            if [ "$i" -lt 10 ]; then sleep 0.01; else sleep 0.1; fi
         done
         if kill -0 "$pid" 2>/dev/null; then
             log "pid $pid ignored SIGTERM for ${grace}s: SIGKILL"

@@ -15,7 +15,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--quiet-max S] [--quiet-cpu-pct P] [--disturb-pct P] [--init-pct P]
                   [--baseline-slab-kib N --baseline-tcp-objs N]
                   [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R] [--py-gc freeze|default|off]
-                  [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC]
+                  [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC] [--mem-settle 1|0]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
   of its variants; --profile: the kernel profile (tuned, stock,
@@ -25,6 +25,8 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   --server-cpus/--client-cpus LIST: run the server / the client on these CPUs (taskset -c)
   --tcp-mem SPEC: the machine-wide net.ipv4.tcp_mem for this run, restored after it:
   host (default: as it is), auto (the machine's memory) or LOW,PRESSURE,HIGH pages
+  --mem-settle 0: take the memory readings at once (no 1 s before the idle baseline,
+  no 2 s after the ramp): for tests that judge no memory figure (default 1)
   --quiet: no live progress lines (redrawn with \r on a terminal, else a plain line every 10 s)
 Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 USAGE
@@ -40,6 +42,7 @@ run_one_args() {
     need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
     quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
     scenario=idle variant="" profile=tuned rate=0 py_gc=freeze server_cpus="" client_cpus="" tcp_mem=host
+    mem_settle=1
     while [ $# -gt 0 ]; do
         case "$1" in
             --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -69,6 +72,7 @@ run_one_args() {
             --server-cpus) need_value "$@"; server_cpus=$2; shift 2 ;;
             --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
             --tcp-mem) need_value "$@"; tcp_mem=$2; shift 2 ;;
+            --mem-settle) need_value "$@"; mem_settle=$2; shift 2 ;;
             -h|--help) usage 0 ;;
             *) log "unknown flag: $1"; usage ;;
         esac
@@ -108,6 +112,7 @@ run_one_args() {
     [ -z "$base_tcp" ] || in_range "$base_tcp" 0 999999999999 || { log "--baseline-tcp-objs: expects a count: $base_tcp"; usage; }
     tcp_mem_resolve "$tcp_mem" || { log "--tcp-mem: $TCP_MEM_ERR"; usage; }
     in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
+    [[ $mem_settle =~ ^[01]$ ]] || { log "--mem-settle: expects 1 or 0: $mem_settle"; usage; }
     case "$py_gc" in freeze|default|off) ;; *) log "--py-gc: freeze, default or off, not '$py_gc'"; usage ;; esac
     [ "$py_gc" = freeze ] || contender_supports "$contender" py-gc \
         || { log "--py-gc: $contender has no Python garbage collector (only py_server's contenders take $py_gc)"; usage; }
