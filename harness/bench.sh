@@ -346,7 +346,7 @@ check_reference_out() {
     case $out in "$root"/reference*) ;; *) return 0 ;; esac
     dirty=$(git -C "$C1M_ROOT" status --porcelain --untracked-files=no 2>&1) \
         || bad "OUT=$OUT: a reference run needs a clean git tree, and git cannot tell: ${dirty%%$'\n'*}"
-    [ -z "$dirty" ] || bad "OUT=$OUT: a reference run needs a clean git tree (commit first); uncommitted changes in: $(awk '{print $NF}' <<<"$dirty" | head -n 5 | tr '\n' ' ')"
+    [ -z "$dirty" ] || bad "OUT=$OUT: a reference run needs a clean git tree (commit first); uncommitted changes in: $(awk 'NR <= 5 {printf "%s ", $NF}' <<<"$dirty")"
 }
 
 # Leftovers of earlier runs killed before their cleanup (kill -9 of run_one.sh
