@@ -25,9 +25,14 @@
 #                         STATUS (default scenario-failed; the observation
 #                         scenario_status, judged by lib/judge.py, which lists
 #                         them): a phase that did not happen never leaves the run ok
+#   scenario_summary MON FILE ARGS...  (given) MON's summary (lib/MON:
+#                         stallmon.py, stormmon.py; `MON summary ARGS`) into
+#                         FILE, then scenario_record FILE; a summary that
+#                         fails fails the scenario (what it did not say is not
+#                         "nothing went wrong")
 #   scenario_record FILE  (given) every key of FILE's "record" object (a
-#                         monitor's JSON summary: stallmon.py, stormmon.py)
-#                         into R, through lib/record.py pairs: no eval
+#                         monitor's JSON summary) into R, through
+#                         lib/record.py pairs: no eval
 #   scenario_after_client once the client has stopped (its summary written),
 #                         the server still running: counts that must include
 #                         everything the client saw (only after scenario_run)
@@ -52,5 +57,15 @@ scenario_record() {
     local kv=() i
     mapfile -d '' -t kv < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" pairs "$1" record)
     for ((i = 0; i + 1 < ${#kv[@]}; i += 2)); do R[${kv[i]}]=${kv[i + 1]}; done
+}
+scenario_summary() {
+    local mon=$1 file=$2 rc=0
+    shift 2
+    "$PYTHON" "$C1M_ROOT/harness/lib/$mon" summary "$@" > "$file" || rc=$?
+    if [ "$rc" != 0 ]; then
+        scenario_fail "$mon summary exited $rc on $1: no verdict on the phase"
+        return 0
+    fi
+    scenario_record "$file"
 }
 scenario_after_client() { :; }

@@ -165,8 +165,7 @@ scenario_run() {
     storm_mon_pid=$!
     wait "$storm_mon_pid"
     storm_mon_pid=""
-    "$PYTHON" "$C1M_ROOT/harness/lib/stormmon.py" summary "$out/storm.jsonl" --t-kill "$t_kill" > "$out/storm.json"
-    scenario_record "$out/storm.json"
+    scenario_summary stormmon.py "$out/storm.json" "$out/storm.jsonl" --t-kill "$t_kill"
     mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/storm.json" failed why t_done)
     failed=${f[0]:-} why=${f[1]:-} t_done=${f[2]:-$(now_s)}
     [ -z "$failed" ] || scenario_fail "$why" "$failed"
