@@ -52,8 +52,19 @@ setup() {
     [ "$(grep -c ' 1\.00  .*not significant$' <<< "$output")" -eq 25 ]
 }
 
-@test "make compare: the committed reference has no fingerprint: ratios to the floor, said" {
+@test "make compare: results/reference against itself has one fingerprint: absolute figures; against the AMD reference, ratios to the floor" {
     run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference
+    assert_success
+    assert_line "compared: absolute figures, because the machines' fingerprints are the same"
+    assert_line --regexp '^calibration: floor CPU per accept B/A 1\.00 '
+    run make -s compare PYTHON="$PYTHON" A=results/reference-2026-12-04-late B=results/reference
+    assert_success
+    assert_line "  cpu_model: A AMD EPYC; B Intel(R) Xeon(R) Processor"
+    assert_line "t_accept_s (time to connect, s; ratio to floor)"
+}
+
+@test "make compare: a reference from before fingerprints (results/reference-2026-12-04-late) against itself: ratios to the floor, said" {
+    run make -s compare PYTHON="$PYTHON" A=results/reference-2026-12-04-late B=results/reference-2026-12-04-late
     assert_success
     assert_line --partial "because A and B have no machine fingerprint (meta.json from before fingerprints): the machines cannot be shown to be the same"
     assert_line "t_accept_s (time to connect, s; ratio to floor)"
@@ -64,12 +75,12 @@ setup() {
 @test "make compare: no shared tier exits 1 and says so; FORMAT, DISTURBED and MODE reach compare" {
     run "$PYTHON" harness/lib/results.py compare results/reference results/reference-100k
     assert_failure 1
-    assert_output --partial "compare: no contender and tier in both: A results/reference has 300k, 1m; B results/reference-100k has 100k"
+    assert_output --partial "compare: no contender and tier in both: A results/reference has 300k, 500k, 800k, 1m; B results/reference-100k has 100k"
     # make reports any failure of its recipe as 2
     run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference-100k
     assert_failure
     assert_output --partial "compare: no contender and tier in both"
-    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=json DISTURBED=1
+    run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=json DISTURBED=1 MODE=ratio
     assert_success
     "$PYTHON" -c 'import json, sys; r = json.load(sys.stdin); assert r["mode"] == "ratio" and r["disturbed_counted"], r["mode"]' <<<"$output"
     run make -s compare PYTHON="$PYTHON" A=results/reference B=results/reference FORMAT=csv MODE=absolute
