@@ -71,7 +71,8 @@ class OneHome(unittest.TestCase):
         for path in glob.glob(os.path.join(HARNESS, "lib", "scenarios", "*.sh")):
             with open(path) as f:
                 text = f.read()
-            named += re.findall(r'scenario_fail\s+"(?:[^"\\]|\\.)*"\s+([a-z][a-z-]*)', text)
+            # the status is the word after the reason on the same line
+            named += re.findall(r'scenario_fail[ \t]+"(?:[^"\\]|\\.)*"[ \t]+([a-z][a-z-]*)', text)
             named += re.findall(r"obs scenario_status ([a-z][a-z-]*)", text)
         self.assertTrue(named)
         self.assertEqual([s for s in named if s not in judge.SCENARIO_STATUSES], [])
