@@ -69,6 +69,9 @@ refused() {
     refused "usage: plot.sh" harness/plot.sh
     refused "usage: run_remote.py" "$PYTHON" harness/run_remote.py --contender c --conns 10 --out "$OUT"
     refused "usage" "$PYTHON" harness/sendq-probe --bogus
+    refused "--sndbuf: an empty value in the list: '1,,2'" "$PYTHON" harness/sendq-probe --sndbuf 1,,2
+    refused "--rcvbuf: an empty value in the list: '4096,'" "$PYTHON" harness/sendq-probe --rcvbuf 4096,
+    refused "--conns: an empty value" "$PYTHON" harness/sendq-probe --conns ''
     refused "usage" harness/install-deps.sh bogus
     refused "fingerprint.py" "$PYTHON" harness/lib/fingerprint.py bogus
     refused "usage: docs.py" "$PYTHON" harness/lib/docs.py bogus
