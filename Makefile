@@ -22,6 +22,11 @@ PYTHON ?= $(shell test -x /usr/bin/python3 && echo /usr/bin/python3 || command -
 CMDLINE_VARS := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
 # $(call shq,VALUE): VALUE as one shell word, whatever it holds (quotes, spaces)
 shq = '$(subst ','\'',$(1))'
+# $(call one_path,NAME): NAME (PYTHON, BUILD) must be one word: make splits a
+# value with a space into two (a target, an unquoted command), so it is refused
+# here, exit 2, before anything runs
+one_path = $(if $(word 2,$($(1))),$(if $(STATUS_FILE),$(shell echo 2 > $(call shq,$(value STATUS_FILE))))$(error $(1) must be one path without spaces or tabs, not '$($(1))'))
+$(call one_path,PYTHON)
 ifneq ($(strip $(CMDLINE_VARS)),)
 SETTINGS_ERR := $(shell $(PYTHON) harness/lib/settings.py check-make \
 	$(foreach v,$(CMDLINE_VARS),$(call shq,$(v)=$(value $(v)))) 2>&1)
@@ -46,6 +51,7 @@ SANFLAGS :=
 # assert() checks invariants (the event loop's) only in the SANITIZE=1 build
 OPT := -O2 -DNDEBUG
 endif
+$(call one_path,BUILD)
 
 CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g -fPIC -Wall -Wextra -Werror -Wshadow \
           -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 $(SANFLAGS) $(EXTRA_CFLAGS)

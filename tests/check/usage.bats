@@ -77,6 +77,18 @@ refused() {
     refused "usage: docs.py" "$PYTHON" harness/lib/docs.py bogus
 }
 
+@test "make with a PYTHON or BUILD that make would split (a space) exits 2 naming it, before anything runs" {
+    # before: make ran '/usr/bin/python3' with '-X' as a script argument, and
+    # built into two directories named by the words of BUILD
+    refused "PYTHON must be one path without spaces or tabs, not '/usr/bin/python3 -X'" \
+        make -s --no-print-directory check PYTHON='/usr/bin/python3 -X'
+    refused "BUILD must be one path without spaces or tabs, not '$OUT x'" make -s --no-print-directory build BUILD="$OUT x"
+    [ ! -e "$OUT x" ] || fail "a build directory was made"
+    local sf=$BATS_TEST_TMPDIR/status
+    refused "BUILD must be one path" make -s --no-print-directory plot RUN=x BUILD="$OUT x" STATUS_FILE="$sf"
+    [ "$(cat "$sf")" = 2 ] || fail "STATUS_FILE: $(cat "$sf" 2>&1)"
+}
+
 @test "make compare, plot and capacity without their settings exit 2 with the usage" {
     refused "usage: make compare" make -s --no-print-directory compare A=x
     refused "usage: make plot" make -s --no-print-directory plot
