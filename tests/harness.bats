@@ -184,13 +184,14 @@ for k in ("kernel_release", "kernel_build", "cmdline", "vulnerabilities", "cpu_m
     assert fp.get(k) not in (None, "", {}), k
 cal = m["calibration"]
 assert cal["conns"] == 10000 and cal["rounds"] == 5, cal
-for k in ("accept_cpu_us", "syscall_ns"):
+for k in ("accept_cpu_us", "syscall_ns", "python_ns"):
     assert 0 < cal[k]["min"] <= cal[k]["median"] <= cal[k]["max"], (k, cal)
+assert cal["python_rounds"] == 5 and cal["python_implementation"].startswith("CPython"), cal
 print("ok")
 PY
     assert_success
     # one line on the terminal: the machine and its calibration
-    run grep -E "^machine: kernel [^ ]+ \(.*\), CPU .*, meltdown: .*; calibration: floor accept [0-9.]+ us CPU \([0-9.]+-[0-9.]+, 5 rounds of 10000\), getppid [0-9]+ ns" "$BATS_FILE_TMPDIR/bench.out"
+    run grep -E "^machine: kernel [^ ]+ \(.*\), CPU .*, meltdown: .*; calibration: floor accept [0-9.]+ us CPU \([0-9.]+-[0-9.]+, 5 rounds of 10000\), getppid [0-9]+ ns \([0-9]+-[0-9]+\), Python loop [0-9]+ ns \([0-9]+-[0-9]+\)" "$BATS_FILE_TMPDIR/bench.out"
     assert_success
 }
 

@@ -208,7 +208,7 @@ def machines(ma, mb, mode):
         why = "MODE=%s (auto would have compared %s: %s)" % (mode, auto, why)
     cal = {}
     ca, cb = ma.get("calibration") or {}, mb.get("calibration") or {}
-    for key in ("accept_cpu_us", "syscall_ns"):
+    for key in ("accept_cpu_us", "syscall_ns", "python_ns"):
         x, y = (ca.get(key) or {}).get("median"), (cb.get(key) or {}).get("median")
         cal[key] = {"a": x, "b": y, "b_over_a": y / x if x and y else None}
     return (auto if mode == "auto" else mode), why, diffs, cal
@@ -284,8 +284,10 @@ def preamble(res):
     cal = res["calibration"]
     parts = []
     for key, what, unit in (("accept_cpu_us", "floor CPU per accept", "us"),
-                            ("syscall_ns", "getppid", "ns")):
+                            ("syscall_ns", "getppid", "ns"), ("python_ns", "Python loop", "ns")):
         c = cal[key]
+        if key == "python_ns" and c["a"] is None and c["b"] is None:
+            continue    # before lib/pycalib.py: said for neither
         parts.append("%s B/A %s (A %s, B %s %s)" % (
             what, "-" if c["b_over_a"] is None else "%.2f" % c["b_over_a"],
             fmt(c["a"]), fmt(c["b"]), unit))

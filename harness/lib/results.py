@@ -287,14 +287,18 @@ def cmd_meta(run_dir, pairs):
 
 
 def calib_text(cal):
-    """"floor accept 7.29 us CPU (6.20-7.95, 5 rounds of 10000), getppid 137 ns (133-147)"."""
+    """"floor accept 7.29 us CPU (6.20-7.95, 5 rounds of 10000), getppid 137 ns (133-147)",
+    then ", Python loop 921 ns (918-924)" when the suite measured it (lib/pycalib.py)."""
     if not cal:
         return "none"
     a, s = cal.get("accept_cpu_us") or {}, cal.get("syscall_ns") or {}
+    py = cal.get("python_ns") if isinstance(cal.get("python_ns"), dict) else None
     f = lambda d, k, p: "?" if not isinstance(d.get(k), (int, float)) else p % d[k]  # noqa: E731
-    return ("floor accept %s us CPU (%s-%s, %s rounds of %s), getppid %s ns (%s-%s)%s"
+    return ("floor accept %s us CPU (%s-%s, %s rounds of %s), getppid %s ns (%s-%s)%s%s"
             % (f(a, "median", "%.2f"), f(a, "min", "%.2f"), f(a, "max", "%.2f"), cal.get("rounds"),
                cal.get("conns"), f(s, "median", "%.0f"), f(s, "min", "%.0f"), f(s, "max", "%.0f"),
+               "" if py is None else ", Python loop %s ns (%s-%s)" % (
+                   f(py, "median", "%.0f"), f(py, "min", "%.0f"), f(py, "max", "%.0f")),
                "" if cal.get("gate") in ("quiet", "off", None) else ", quiet gate " + str(cal.get("gate"))))
 
 

@@ -80,6 +80,19 @@ class TestCompareMachines(TmpDir):
         self.assertNotIn("\nfloor ", out.split("t_accept_s")[1].split("\n\n")[0])
         self.assertRegex(self.line(out, "user_bytes_per_conn", "floor"), r"100 \(3\) +100 \(3\) +1\.00")
 
+    def test_the_python_calibration_is_compared_when_either_side_has_it(self):
+        a, b = self.pair()
+        rc, out, _ = self.compare(a, b)
+        self.assertNotIn("Python loop", out)     # neither measured it: not a line of dashes
+        for d, ns in ((a, 900.0), (b, 1350.0)):
+            meta = runstore.read_meta(d)
+            meta["calibration"]["python_ns"] = {"median": ns, "min": ns, "max": ns}
+            runstore.write_json(os.path.join(d, "meta.json"), meta)
+        rc, out, _ = self.compare(a, b)
+        self.assertIn("Python loop B/A 1.50 (A 900, B 1350 ns)", out)
+        rc, out, _ = self.compare("--format", "json", a, b)
+        self.assertAlmostEqual(json.loads(out)["calibration"]["python_ns"]["b_over_a"], 1.5)
+
     def test_same_fingerprint_compares_absolute(self):
         a, b = self.pair(FP, FP)
         rc, out, _ = self.compare(a, b)
