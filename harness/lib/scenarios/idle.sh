@@ -28,8 +28,10 @@
 #   scenario_summary MON FILE ARGS...  (given) MON's summary (lib/MON:
 #                         stallmon.py, stormmon.py; `MON summary ARGS`) into
 #                         FILE, then scenario_record FILE; a summary that
-#                         fails fails the scenario (what it did not say is not
-#                         "nothing went wrong")
+#                         fails or prints nothing fails the scenario and
+#                         returns 1: the caller stops its phase there (what
+#                         the monitor did not say is not "nothing went wrong",
+#                         and nothing derived from it can be measured)
 #   scenario_record FILE  (given) every key of FILE's "record" object (a
 #                         monitor's JSON summary) into R, through
 #                         lib/record.py pairs: no eval
@@ -62,9 +64,9 @@ scenario_summary() {
     local mon=$1 file=$2 rc=0
     shift 2
     "$PYTHON" "$C1M_ROOT/harness/lib/$mon" summary "$@" > "$file" || rc=$?
-    if [ "$rc" != 0 ]; then
-        scenario_fail "$mon summary exited $rc on $1: no verdict on the phase"
-        return 0
+    if [ "$rc" != 0 ] || [ ! -s "$file" ]; then
+        scenario_fail "$mon summary $([ "$rc" != 0 ] && echo "exited $rc" || echo "printed nothing") on ${1:-its samples}: no verdict on the phase"
+        return 1
     fi
     scenario_record "$file"
 }

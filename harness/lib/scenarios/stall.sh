@@ -156,7 +156,7 @@ scenario_run() {
     rm -f "$out/stall.jsonl"
     stall_mon --once   # the "before" sample: TCP memory, RssAnon, slow, MemAvailable
     if ! awk -v f="$frac" 'BEGIN{exit !(f > 0)}'; then
-        scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl"
+        scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl" || return 0
         R[stalled]=0 R[stall_end]=none
         return 0
     fi
@@ -186,7 +186,8 @@ scenario_run() {
     stall_mon_pid=$!
     wait "$stall_mon_pid"
     stall_mon_pid=""
-    scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl"
+    # a failed summary: no end, no cut times, no ss (it may have ended in oom-guard)
+    scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl" || return 0
     mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/stall.json" \
         end t_end guard_why mem0 mem_peak rss0 rss_peak avail0 avail_low usable page slow0)
     end=${f[0]:-wait} t_end=${f[1]:-$(now_s)} guard_why=${f[2]:-} mem0=${f[3]:-} mem_peak=${f[4]:-0}
