@@ -61,13 +61,11 @@ scenario_record() {
     for ((i = 0; i + 1 < ${#kv[@]}; i += 2)); do R[${kv[i]}]=${kv[i + 1]}; done
 }
 scenario_summary() {
-    local mon=$1 file=$2 rc=0
+    local mon=$1 file=$2 rc=0 why=""
     shift 2
     "$PYTHON" "$C1M_ROOT/harness/lib/$mon" summary "$@" > "$file" || rc=$?
-    if [ "$rc" != 0 ] || [ ! -s "$file" ]; then
-        scenario_fail "$mon summary $([ "$rc" != 0 ] && echo "exited $rc" || echo "printed nothing") on ${1:-its samples}: no verdict on the phase"
-        return 1
-    fi
+    if [ "$rc" != 0 ]; then why="exited $rc"; elif [ ! -s "$file" ]; then why="printed nothing"; fi
+    [ -z "$why" ] || { scenario_fail "$mon summary $why on ${1:-its samples}: no verdict on the phase"; return 1; }
     scenario_record "$file"
 }
 scenario_after_client() { :; }
