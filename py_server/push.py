@@ -29,15 +29,19 @@ Idioms (what each contender's own code would do):
   the slow rule; streams: write() without drain()). A peer that stops
   reading then makes the transport's buffer grow without limit: what the
   stall scenario shows with STALL_PUSH_FLOW=ignore (until its memory guard).
-`pushed` counts messages handed to the transport and not dropped: each
-connection counts the pushes it wrote since its write buffer was last seen
-empty (k); a connection cut as slow takes min(ceil(queued/size), k) of its
-dropped bytes out of `pushed` and the rest out of `pongs` (protocol.discard's
-rule), so neither counts what was thrown away.
+`pushed` counts messages handed to the transport and not dropped. A
+connection whose pushes wait in its transport keeps a ledger of where they
+end in its output (noted(): the bytes written since its buffer was last seen
+empty, and each waiting push's end offset); a connection cut as slow (or
+aborted at shutdown) takes the pushes the ledger places in the dropped bytes
+out of `pushed` and the rest of those bytes out of `pongs` (dropped(); a
+message or reply partly sent was not sent), so neither counts what was
+thrown away, and a push already sent ahead of queued pongs stays counted.
 """
 import asyncio
 import logging
 import time
+from array import array
 
 from .protocol import PONG, LineProtocol, abort, after_next_send, backlog_drained
 
@@ -69,19 +73,57 @@ def message_maker(size):
     return make
 
 
-def dropped(queued, size, k):
-    """(pushes, pongs) lost when queued bytes are dropped from a connection
-    that wrote k pushes since its write buffer was last empty: at most k
-    pushes (a partly sent one was not sent), the rest pongs."""
-    pushes = min(-(-queued // size), k)
-    rest = queued - pushes * size
+def noted(ledger, wrote, queued, push=False):
+    """The ledger of a connection's pushes still queued in its transport,
+    after `wrote` bytes went to the transport and left `queued` bytes there
+    (push: those bytes were one message). None: no push is queued.
+
+    A ledger is array('Q', [out, end, end...]): out counts the bytes written
+    since the origin (the front of the queue when the ledger began), each end
+    is where a push not yet known to be sent ends; the bytes before
+    out - queued have been sent, so a push ending there is dropped from it.
+    An array, not a list of ints: the naive idiom (--push-flow ignore) queues
+    pushes without limit and the ledger must not weigh more than they do
+    (8 bytes per push against its 32-1025)."""
+    if not queued:
+        return None
+    if ledger is None:
+        return array("Q", (queued, queued)) if push else None
+    out = ledger[0] + wrote
+    ledger[0] = out
+    if push:
+        ledger.append(out)
+    sent = out - queued
+    i, n = 1, len(ledger)
+    while i < n and ledger[i] <= sent:
+        i += 1
+    if i == n:
+        return None
+    if i > 1:
+        del ledger[1:i]
+    return ledger
+
+
+def dropped(queued, size, ledger):
+    """(pushes, pongs) lost when the queued bytes of a connection whose
+    ledger (noted()) is `ledger` are dropped: the pushes ending in them (a
+    partly sent one was not sent), and the rest of the bytes as pongs (a
+    partly sent one too)."""
+    pushes = in_pushes = 0
+    if ledger is not None and queued:
+        sent = ledger[0] - queued
+        for end in ledger[1:]:
+            if end > sent:
+                pushes += 1
+                in_pushes += min(size, end - sent)
+    rest = queued - in_pushes
     return pushes, (-(-rest // len(PONG)) if rest > 0 else 0)
 
 
-def drop(t, w, size, k):
+def drop(t, w, size, ledger):
     """Abort t (a slow peer, or shutdown), taking what was dropped with its
     queued bytes out of w.pushed and w.pongs (dropped())."""
-    pushes, pongs = dropped(t.get_write_buffer_size(), size, k)
+    pushes, pongs = dropped(t.get_write_buffer_size(), size, ledger)
     w.pushed -= pushes
     w.pongs -= pongs
     abort(t)
@@ -187,10 +229,10 @@ class Schedule:
 
 
 class PushProtocol(LineProtocol):
-    """LineProtocol plus pushes (the Protocol idiom). f: WRITE_PAUSED; k:
-    pushes written since the write buffer was last seen empty (drop())."""
+    """LineProtocol plus pushes (the Protocol idiom). f: WRITE_PAUSED;
+    ledger: where the pushes still queued end in the output (noted())."""
 
-    __slots__ = ("seq", "i", "f", "k")
+    __slots__ = ("seq", "i", "f", "ledger")
 
     S = None            # the Schedule
     make = None         # message_maker(size)
@@ -210,7 +252,7 @@ class PushProtocol(LineProtocol):
     def connection_made(self, transport):
         self.seq = 0
         self.f = 0
-        self.k = 0
+        self.ledger = None
         self.i = -1
         LineProtocol.connection_made(self, transport)
         self.S.add(self)
@@ -220,10 +262,17 @@ class PushProtocol(LineProtocol):
         LineProtocol.connection_lost(self, exc)
 
     def data_received(self, data):
+        ledger = self.ledger
+        if ledger is None:
+            LineProtocol.data_received(self, data)
+            return
+        w = self.W
+        pongs = w.pongs
         LineProtocol.data_received(self, data)
         t = self.t
-        if self.k and t is not None and not t.get_write_buffer_size():
-            self.k = 0  # the pushes counted were all sent
+        if t is not None:   # the pongs written, where the queued pushes end
+            self.ledger = noted(ledger, (w.pongs - pongs) * len(PONG),
+                                t.get_write_buffer_size())
 
     def pause_writing(self):
         self.f |= self.WRITE_PAUSED
@@ -243,7 +292,7 @@ class PushProtocol(LineProtocol):
         t.write(self.make(seq))
         self.W.pushed += 1
         queued = t.get_write_buffer_size()
-        self.k = self.k + 1 if queued else 0
+        self.ledger = noted(self.ledger, self.size, queued, True)
         if honour and queued > self.max_pending:
             # the slow rule, as for pongs (protocol.py): no reading, no
             # pushes, until the backlog is judged
@@ -251,16 +300,17 @@ class PushProtocol(LineProtocol):
             after_next_send(self.loop, self.check_backlog, queued, False)
 
     def drop(self):
-        drop(self.t, self.W, self.size, self.k)
+        drop(self.t, self.W, self.size, self.ledger)
 
 
 class StreamPush:
     """One streams connection's pushes: a task that waits for its turn,
     writes and awaits drain(). judging: the handler or the task is judging
-    the backlog (no pushes, and the handler writes no pongs, meanwhile); k:
-    pushes written since the write buffer was last seen empty (drop())."""
+    the backlog (no pushes, and the handler writes no pongs, meanwhile);
+    ledger: where the pushes still queued end in the output (noted(): the
+    handler notes its pongs)."""
 
-    __slots__ = ("writer", "seq", "i", "wake", "task", "judging", "k", "judged")
+    __slots__ = ("writer", "seq", "i", "wake", "task", "judging", "ledger", "judged")
 
     def __init__(self, writer):
         self.writer = writer
@@ -269,7 +319,7 @@ class StreamPush:
         self.wake = None
         self.task = None
         self.judging = False
-        self.k = 0
+        self.ledger = None
         self.judged = None  # while the task judges: done when it is over
 
     def push(self):
@@ -295,7 +345,7 @@ class StreamPush:
                 writer.write(make(seq))
                 w.pushed += 1
                 queued = t.get_write_buffer_size()
-                self.k = self.k + 1 if queued else 0
+                self.ledger = noted(self.ledger, size, queued, True)
                 if not honour:
                     continue  # the naive idiom: no drain(), no judging
                 if queued > max_pending:
@@ -310,7 +360,7 @@ class StreamPush:
                     if not drained:
                         if not t.is_closing():  # the handler may have cut it meanwhile
                             w.slow += 1
-                            drop(t, w, size, self.k)
+                            drop(t, w, size, self.ledger)
                         return
                 await writer.drain()
         except (ConnectionResetError, OSError):

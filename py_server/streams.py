@@ -30,7 +30,7 @@ awaits drain() (push.StreamPush), woken by the worker's push schedule.
 import asyncio
 
 from .protocol import PING_NL, PONG, backlog_drained, discard, feed, set_bufs
-from .push import StreamPush, drop, message_maker, seq_max
+from .push import StreamPush, drop, message_maker, noted, seq_max
 
 
 def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, push_size=0,
@@ -74,8 +74,9 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
                 w.pongs += pings
                 if pings:
                     writer.write(PONG if pings == 1 else PONG * pings)
-                    if p is not None and p.k and not writer.transport.get_write_buffer_size():
-                        p.k = 0  # the pushes counted were all sent
+                    if p is not None and p.ledger is not None:  # where the queued pushes end
+                        p.ledger = noted(p.ledger, pings * len(PONG),
+                                         writer.transport.get_write_buffer_size())
                 if n < 0:
                     w.oversized += 1
                     break  # writer.close() below sends the replies written above first
@@ -91,7 +92,7 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
                             if p is None:
                                 discard(writer.transport, w)
                             else:  # as push.PushProtocol.drop
-                                drop(writer.transport, w, push_size, p.k)
+                                drop(writer.transport, w, push_size, p.ledger)
                         break
         except ConnectionResetError: pass
         except OSError: pass  # ETIMEDOUT, EPIPE...: the connection is gone all the same

@@ -73,7 +73,7 @@ parity_loops() {
 # make test-long.
 @test "unittest: server push parity on c, asyncio-protocol and c1m (tests/py_netns/test_push_parity.py)" {
     PYENV+=(C1M_TEST_LOOP=c,asyncio,c1m)
-    run py -m unittest tests.py_netns.test_push_parity.MessageTest tests.py_netns.test_push_parity.Push_c \
+    run py -m unittest tests.py_netns.test_push_parity.Push_c \
         tests.py_netns.test_push_parity.Push_asyncio_protocol tests.py_netns.test_push_parity.Push_c1m_protocol
     assert_success
     assert_line --regexp '^OK'

@@ -5,7 +5,8 @@ tests/tools/push_reader.py (message format and size, sequence numbers from 1
 without gaps, timestamps not after their receipt), with the `pushed` counter
 against what arrived, the slow cutoff on a peer that stops reading, pongs
 and pushes on one connection, SIGUSR1 broadcasts, bursts, and the flags' bad
-values.
+values. The message, the schedule and the pushed ledger without a server:
+tests/py/test_push.py.
 
 Loops are selected as in test_protocol_parity (C1M_TEST_LOOP=c,asyncio,...).
 Ports 9260-9299.
@@ -30,96 +31,9 @@ for _d in (HERE, os.path.join(REPO, "tests", "tools")):
 import test_protocol_parity as base  # noqa: E402
 from push_reader import PushReader  # noqa: E402
 from py_server import stats as pstats  # noqa: E402
-from py_server.push import (Schedule, dropped, message_maker,  # noqa: E402
-                            seq_max)
 
 HOST = base.HOST
 PACED = ("--push", "512", "--push-every", "0.05")
-
-
-class MessageTest(unittest.TestCase):
-    """The message and the schedule without a server."""
-
-    def test_message_format_and_size(self):
-        for size in (32, 64, 1025):
-            m = message_maker(size)(7)
-            self.assertEqual(len(m), size)
-            self.assertRegex(m, rb"^push 7 [0-9]{16} \.*\n$")
-            usec = int(m.split()[2])
-            self.assertLess(abs(usec - time.time_ns() // 1000), 10_000_000)
-
-    def test_seq_max_fits(self):
-        self.assertEqual(seq_max(32), 99_999_999)
-        self.assertEqual(seq_max(34), (1 << 32) - 1)
-        self.assertEqual(seq_max(1025), (1 << 32) - 1)
-        self.assertEqual(len(message_maker(32)(seq_max(32))), 32)
-
-    def test_dropped(self):
-        self.assertEqual(dropped(0, 512, 9), (0, 0))
-        self.assertEqual(dropped(1, 512, 9), (1, 0))        # a partly sent one was not sent
-        self.assertEqual(dropped(1025, 512, 9), (3, 0))
-        # never more pushes than written since the buffer was empty; the rest pongs
-        self.assertEqual(dropped(100000, 512, 9), (9, -(-(100000 - 9 * 512) // 5)))
-        self.assertEqual(dropped(10, 512, 0), (0, 2))        # a backlog of pongs only
-
-    def test_tick_rearms_after_a_failing_push(self):
-        class Bad:
-            i = -1
-
-            def push(self):
-                raise RuntimeError("boom")
-
-        class FakeLoop:
-            t = 0.0
-            later = []
-
-            def time(self):
-                return self.t
-
-            def call_later(self, d, fn):
-                self.later.append(fn)
-
-        lp = FakeLoop()
-        s = Schedule(lp, 0.05, False)
-        good = type("Good", (), {"i": -1, "got": 0, "push": lambda self: setattr(self, "got", self.got + 1)})()
-        s.add(Bad())
-        s.add(good)
-        s.start()
-        lp.t = 0.06
-        with self.assertLogs("c1m.push", "ERROR") as cm:
-            s.tick()
-        lp.t = 0.12
-        s.tick()                            # the second failure is not logged again
-        self.assertEqual(len(cm.records), 1)
-        self.assertEqual(len(lp.later), 3)  # start + each tick re-armed
-        self.assertEqual(good.got, 2)       # the others still get theirs
-
-    def test_schedule_remove_keeps_the_swept_split(self):
-        class C:
-            def __init__(self, k):
-                self.k, self.i, self.got = k, -1, 0
-
-            def push(self):
-                self.got += 1
-
-        class FakeLoop:
-            def time(self):
-                return 0.0
-
-        s = Schedule(FakeLoop(), 1.0, False)
-        cs = [C(k) for k in range(10)]
-        for c in cs:
-            s.add(c)
-        s.sweep(5)                   # 0..4 sent to in this interval
-        s.remove(cs[1])              # a swept one closes
-        s.remove(cs[7])              # an unswept one closes
-        self.assertEqual(s.cursor, 4)
-        self.assertTrue(all(c.got == 1 for c in s.conns[:s.cursor]))
-        self.assertTrue(all(c.got == 0 for c in s.conns[s.cursor:]))
-        self.assertEqual(sorted(c.k for c in s.conns), [0, 2, 3, 4, 5, 6, 8, 9])
-        self.assertTrue(all(s.conns[c.i] is c for c in s.conns))
-        s.sweep(len(s.conns))        # the rest of the interval: each exactly once
-        self.assertEqual([c.got for c in s.conns], [1] * 8)
 
 
 class PushParity:
