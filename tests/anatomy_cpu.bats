@@ -14,7 +14,12 @@
 # tests/py/test_perf_layers.py (in tests/python.bats) covers the layer rules,
 # the folded-stack parsing and the flame graph renderer on fixtures.
 
-# bats file_tags=serial,harness
+# Parallel group (tests/run.sh): it judges no time or machine-wide figure (its
+# one CPU check, perf's coverage, is a ratio of its own servers' CPU times that
+# another process does not move) and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
+# bats file_tags=harness
 load helpers
 load_bats_libs
 
@@ -319,7 +324,7 @@ EOF
     env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=10000 HOLD=30 \
         PERF_PERIOD_US=100 "${perf[@]}" harness/anatomy-cpu > "$BATS_TEST_TMPDIR/term.log" 2>&1 &
     pid=$!
-    state=${C1M_STATE_ROOT:-/run/c1m}/run-$pid
+    state=$C1M_STATE_ROOT/run-$pid
     for ((i = 0; i < 600; i++)); do
         grep -q "ramp to" "$BATS_TEST_TMPDIR/term.log" && break
         kill -0 "$pid" 2>/dev/null || break

@@ -10,7 +10,10 @@
 # it cannot be imported (apt-get install python3-gevent).
 # Runs in a fresh network namespace (skips without root).
 
-# bats file_tags=serial
+# Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
 load helpers
 load_bats_libs
 

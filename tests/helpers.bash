@@ -20,6 +20,11 @@ if [ "${SANITIZE:-0}" = 1 ]; then
 else
     SAN_DIR= SAN_LOG=
 fi
+# The harness's run state (harness/lib/orphans.sh: run-PID, remote-PID-START;
+# /run/c1m outside the tests) in a directory of each test file's own: files run
+# side by side (tests/run.sh), and a bench.sh must not take another file's live
+# runs, or the ones a kill -9 test leaves for "the next bench.sh", as its own.
+[ -z "${BATS_FILE_TMPDIR:-}" ] || export C1M_STATE_ROOT=$BATS_FILE_TMPDIR/state
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99$SAN_LOG}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99$SAN_LOG}
 
@@ -168,7 +173,7 @@ nothing_left() {
     ! pgrep -f "c1m-run-$rp\.stats" >/dev/null || fail "left running: $(pgrep -a -f "c1m-run-$rp\.stats")"
     ! ip netns list | grep -q "^c1m-$rp-" || fail "namespace left: $(ip netns list | grep "^c1m-$rp-")"
     [ ! -e "/dev/shm/c1m-run-$rp.stats" ] || fail "counters file /dev/shm/c1m-run-$rp.stats left"
-    [ ! -e "/run/c1m/run-$rp" ] || fail "state directory /run/c1m/run-$rp left"
+    [ ! -e "$C1M_STATE_ROOT/run-$rp" ] || fail "state directory $C1M_STATE_ROOT/run-$rp left"
     [ $# -lt 4 ] || [ "$(host_sysctls)" = "$4" ] || fail "host sysctls changed: $(diff <(echo "$4") <(host_sysctls))"
 }
 

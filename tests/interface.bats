@@ -8,7 +8,10 @@
 # estimate (lib/estimate.py on a fixture). No root, no sockets, but the last
 # test: one 2k run piped to a file (root: skipped without), no \r in it.
 
-# bats file_tags=serial
+# Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
 load helpers
 load_bats_libs
 

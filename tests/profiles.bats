@@ -8,7 +8,11 @@
 # sysctls untouched and nothing created. Root needed (namespaces); the runs skip
 # the quiet gate and the disturbance status (QUIET, tests/helpers.bash), as tests/harness.bats does.
 
-# bats file_tags=serial,harness
+# Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
+# bats file_tags=harness
 load helpers
 load_bats_libs
 

@@ -6,7 +6,11 @@
 # values exit 2 naming the setting before anything is created.
 # tests/py/test_py_server_cli.py (GcTest) covers the flag itself.
 
-# bats file_tags=serial,harness
+# Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
+# bats file_tags=harness
 load helpers
 load_bats_libs
 

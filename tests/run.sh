@@ -130,6 +130,11 @@ case "$tier" in
             [ "$SANITIZE" = 1 ] && tagged harness "$f" && { echo "# SANITIZE=1: $f left out (file_tags=harness)"; continue; }
             if tagged serial "$f"; then ser+=("$f"); else par+=("$f"); fi
         done
+        # the largest file first (size: a stand-in for its time on a fresh clone):
+        # GNU parallel starts the files in this order, and the long ones starting
+        # first keep the lanes even at the end (in name order remote.bats, the
+        # longest, would start among the last)
+        mapfile -t par < <(for f in "${par[@]}"; do echo "$(stat -c %s "$f") $f"; done | sort -k1,1nr -k2,2 | cut -d' ' -f2-)
         if [ "$JOBS" -gt 1 ] && [ ${#par[@]} -gt 1 ]; then
             command -v parallel >/dev/null || { echo "run.sh: JOBS=$JOBS needs GNU parallel (harness/install-deps.sh test), or JOBS=1" >&2; exit 2; }
             bats_run --jobs "$JOBS" --no-parallelize-within-files "${par[@]}"

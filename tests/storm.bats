@@ -9,7 +9,10 @@
 # its own. Runs expected ok disable the disturbance status and the quiet gate
 # (QUIET, tests/helpers.bash), as tests/harness.bats does.
 
-# bats file_tags=serial
+# Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# and sets no machine-wide setting, its runs keep their state in the file's own
+# C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
+
 load helpers
 load_bats_libs
 
@@ -387,10 +390,20 @@ stop_storm_with() {
     kill "-$sig" -- "-$BENCH_PID"
     rc=0; wait "$BENCH_PID" || rc=$?
     pgid=$BENCH_PID BENCH_PID=
-    [ "$rc" = 130 ] || fail "SIG$sig: bench.sh exited $rc: $(cat "$out.log")"
+    [ "$rc" = 130 ] || fail "SIG$sig: bench.sh exited $rc: $(storm_logs "$out")"
     nothing_left "$out" "$pgid" "$RUN_PID"
+    compgen -G "$out/runs/*/result.json" > /dev/null || fail "SIG$sig: no result.json: $(storm_logs "$out")"
     run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out"/runs/*/result.json status
     assert_output "interrupted"
+}
+# storm_logs OUT: what a failed stop shows: bench.sh's log, then the last lines
+# of each of the run's logs (which process did not stop, and when)
+storm_logs() {
+    local f
+    cat "$1.log"
+    for f in "$1"/runs/*/*.log; do
+        [ -e "$f" ] && printf '\n== %s\n%s' "${f#"$1"/runs/}" "$(tail -n 5 "$f")"
+    done
 }
 
 @test "SIGTERM during the storm: exit 130, the restarted server stopped, nothing left, the run interrupted" {
