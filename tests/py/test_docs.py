@@ -156,6 +156,14 @@ class DocsTest(TmpDir):
         os.makedirs(os.path.join(self.root, "results", "demo2"))
         self.assertTrue(any(p.startswith("results/README.md") for p in docs.check(self.root)))
 
+    def test_the_catalogue_lists_the_headline_first_then_by_name(self):
+        for d in ("a-first", "reference", "zz-last"):
+            os.makedirs(os.path.join(self.root, "results", d))
+        docs.render(self.root)
+        with open(os.path.join(self.root, "results", "README.md")) as f:
+            rows = [line.split("](")[0][3:] for line in f if line.startswith("| [")]
+        self.assertEqual(rows, ["reference", "a-first", "demo", "zz-last"])
+
     def test_the_catalogue_in_a_git_checkout_lists_only_committed_directories(self):
         git = lambda *a: subprocess.run(["git", "-C", self.root, *a], check=True,
                                         capture_output=True)
