@@ -238,9 +238,11 @@ class Run:
         time.sleep(settle)
         pids = self.probe(self.srv, "server_pids", self.stats, spid).split()
         R["server_workers"] = len(pids) - 1
-        idle_anon, idle_pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
-        R["server_rss_idle_kib"], R["server_pss_idle_kib"] = idle_anon, idle_pss
-        sock0, slab0 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
+        # the readings lib/judge.py figures() derives the run's figures from, as
+        # run_one.sh records them: "anon pss", "sockets slab" KiB (lib/probe.sh)
+        O["rss_idle"] = self.probe(self.srv, "rss_kib", *pids)
+        O["slab0"] = self.probe(self.srv, "slab_kib")
+        O["clk_tck"] = str(os.sysconf("SC_CLK_TCK"))
         # the counters, streamed back over the SSH connection
         ramp_path = os.path.join(a.out, "ramp.csv")
         ramp_f = open(ramp_path, "w")
@@ -248,7 +250,7 @@ class Run:
             "exec %s/bin/c1m-stat --csv --watch 100 %s" % (shlex.quote(sd), self.stats)],
             stdin=subprocess.DEVNULL, stdout=ramp_f, stderr=subprocess.DEVNULL,
             start_new_session=True)   # ended by cleanup(), not by a ^C to the group
-        cpu0 = int(self.probe(self.srv, "cpu_ticks", *pids))
+        O["cpu0"] = self.probe(self.srv, "cpu_ticks", *pids)
         # the clients, behind the barrier
         shares = hostsfile.shares(a.n, self.cfg["clients"])
         clients = []
@@ -288,7 +290,8 @@ class Run:
         t0 = time.time()
         for _, _, p, _ in clients:
             p.go()
-        R["client_start_unix_ms"] = round(t0 * 1000) + offset_ms
+        # t0 and t1 in the server host's clock (client_start_unix_ms: ramp.csv's cut)
+        O["t0"] = "%.6f" % (t0 + offset_ms / 1000)
         R["server_clock_offset_ms"] = offset_ms
         for h, _, p, _ in clients:
             if not p.expect("pid", 30):
@@ -338,30 +341,25 @@ class Run:
         t1 = time.time()
         if shown:
             progress_end()
-        R["t_accept_s"] = round(t1 - t0, 3)
+        O["t1"] = "%.6f" % (t1 + offset_ms / 1000)
         R["accepted"] = int(self.stat("open") or 0)
-        cpu1 = int(self.probe(self.srv, "cpu_ticks", *pids))
-        R["server_cpu_connect_s"] = round((cpu1 - cpu0) / os.sysconf("SC_CLK_TCK"), 2)
+        O["cpu1"] = self.probe(self.srv, "cpu_ticks", *pids)
         if reached:
             O["ramp_end"] = "reached"
         time.sleep(2 * settle)
-        anon, pss = (int(x) for x in self.probe(self.srv, "rss_kib", *pids).split())
-        sock1, slab1 = (int(x) for x in self.probe(self.srv, "slab_kib").split())
-        R["server_rss_kib"], R["server_pss_kib"] = anon, pss
-        n = R["accepted"]
-        if n > 0:
-            R["user_bytes_per_conn"] = (anon - idle_anon) * 1024 // n
-            # the server host holds one socket per connection (the clients' ends are elsewhere)
-            R["kernel_bytes_per_conn"] = (sock1 - sock0) * 1024 // n
-            R["slab_bytes_per_conn"] = (slab1 - slab0) * 1024 // n
+        # (the server host holds one socket per connection: the clients' ends are elsewhere)
+        O["rss_full"] = self.probe(self.srv, "rss_kib", *pids)
+        O["slab1"] = self.probe(self.srv, "slab_kib")
         if reached and a.hold > 0:
-            c0 = int(self.probe(self.srv, "cpu_ticks", *pids))
-            ta = time.time()
+            # each CPU reading between two clock readings (the hold's wall time
+            # runs between their midpoints: an SSH round trip each)
+            O["hold_a"] = "%.6f" % time.time()
+            O["hold_cpu0"] = self.probe(self.srv, "cpu_ticks", *pids)
+            O["hold_b"] = "%.6f" % time.time()
             O.update(self.wait_hold(a.hold, [server] + [p for _, _, p, _ in clients]))
-            c1 = int(self.probe(self.srv, "cpu_ticks", *pids))
-            wall = time.time() - ta
-            R["hold_wall_s"] = round(wall, 3)
-            R["server_cpu_hold_pct"] = round(100 * (c1 - c0) / os.sysconf("SC_CLK_TCK") / wall, 1)
+            O["hold_c"] = "%.6f" % time.time()
+            O["hold_cpu1"] = self.probe(self.srv, "cpu_ticks", *pids)
+            O["hold_d"] = "%.6f" % time.time()
             R["open_after_hold"] = int(self.stat("open") or 0)
             R["slow_closed"] = int(self.stat("slow") or 0)
         # health: counters, sockets on the server host, clients

@@ -207,7 +207,7 @@ somaxconn_of() { ip netns exec "$(sim_ns "$1")" sysctl -n net.core.somaxconn; }
     # put back on every host
     for h in srv cl1 cl2; do [ "$(somaxconn_of $h)" = "$before" ] || fail "$h: somaxconn $(somaxconn_of $h)"; done
     run env C1M_ROOT="$C1M_ROOT" "$PYTHON" - "$out" "$contenders" <<'PY'
-import csv, json, os, sys
+import csv, json, os, sys, time
 out, want = sys.argv[1], sys.argv[2].split(",")
 rows = list(csv.DictReader(open(os.path.join(out, "runs.csv"))))
 assert sorted(r["contender"] for r in rows) == sorted(want), rows
@@ -222,6 +222,13 @@ for r in rows:
     assert r["remote"] == "1" and r["ports"] == "9000-9003", c
     assert "server=5000 sockets=5000" in r["health"] and "client=5000" in r["health"], r["health"]
     assert float(r["t_accept_s"]) > 0 and int(r["server_workers"]) >= 4, c
+    # the figures lib/judge.py derives from the readings over SSH, as for a local run
+    # (the server host's one socket per connection; no machine CPU: not this machine)
+    assert float(r["server_cpu_connect_s"]) > 0 and int(r["server_rss_kib"]) >= int(r["server_rss_idle_kib"]) > 0, r
+    assert int(r["user_bytes_per_conn"]) >= 0 and 0 < int(r["kernel_bytes_per_conn"]) < 20000, r
+    assert abs(float(r["hold_wall_s"]) - float(r["hold_s"])) < 3 and float(r["server_cpu_hold_pct"]) >= 0, r
+    assert r["machine_cpu_connect_pct"] == "" and r["machine_cpu_hold_pct"] == "", r
+    assert abs(int(r["client_start_unix_ms"]) - int(r["server_clock_offset_ms"]) - time.time() * 1000) < 600000, r
     d = os.path.join(out, r["run_dir"])
     hosts = list(csv.DictReader(open(os.path.join(d, "hosts.csv"))))
     est = {h["host"]: int(h["established"]) for h in hosts}

@@ -61,6 +61,9 @@ ROW_KINDS = {"unsupported": "unsupported",        # the contender lacks what the
 #               a command could not connect): the text names it
 #   driver_error  run_remote.py's own failure (a bug): the text
 #   cleanup_signal  a stop signal that came during the cleanup of an ended run
+# It records the readings figures() derives from as run_one.sh does (t0, t1 in the
+# server host's clock, cpu0, cpu1, clk_tck, rss_idle, rss_full, slab0, slab1, hold_*),
+# less the machine CPU ones (machine0/1, hold_machine0/1): figures() derives both alike.
 # What the server's readiness check saw (obs ready) -> the status of a run that ends there.
 READY_FAILED = {"unavailable": "unavailable", "exited": "crashed"}
 # How the ramp ended (obs ramp_end) -> status.
@@ -125,10 +128,11 @@ def _pct_of_one_cpu(before, after, ncpu):
 
 
 def figures(obs, accepted):
-    """(figures, flags) derived from run_one.sh's raw readings: times (unix
-    seconds), CPU ticks, "busy total" jiffies, "anon pss" and "sockets slab"
-    KiB (lib/probe.sh); per connection: of the ACCEPTED. A reading it lacks
-    leaves its figures out."""
+    """(figures, flags) derived from a run's raw readings, run_one.sh's or
+    run_remote.py's: times (unix seconds), CPU ticks, "busy total" jiffies,
+    "anon pss" and "sockets slab" KiB (lib/probe.sh); per connection: of the
+    ACCEPTED. A reading it lacks leaves its figures out (a remote run reads no
+    machine CPU: its server host is not this machine)."""
     f, flags = {}, []
     hz, ncpu = int(obs.get("clk_tck") or 100), int(obs.get("stat_cpus") or 1)
     if "t0" in obs:
@@ -136,7 +140,8 @@ def figures(obs, accepted):
     if "t1" in obs:
         f["t_accept_s"] = f"{float(obs['t1']) - float(obs['t0']):.3f}"
         f["server_cpu_connect_s"] = f"{(int(obs['cpu1']) - int(obs['cpu0'])) / hz:.2f}"
-        f["machine_cpu_connect_pct"] = _pct_of_one_cpu(obs["machine0"], obs["machine1"], ncpu)
+        if "machine1" in obs:
+            f["machine_cpu_connect_pct"] = _pct_of_one_cpu(obs["machine0"], obs["machine1"], ncpu)
     for key, cols in (("rss_idle", ("server_rss_idle_kib", "server_pss_idle_kib")),
                       ("rss_full", ("server_rss_kib", "server_pss_kib"))):
         if key in obs:
@@ -144,7 +149,8 @@ def figures(obs, accepted):
     n = accepted if isinstance(accepted, int) and not isinstance(accepted, bool) else 0
     if "rss_full" in obs and n > 0:
         f["user_bytes_per_conn"] = str(_trunc_div((int(obs["rss_full"].split()[0]) - int(obs["rss_idle"].split()[0])) * 1024, n))
-        # Both ends live in the namespace: the socket slab delta covers 2 sockets per connection.
+        # A local run's namespace holds both ends (the socket slab delta covers 2
+        # sockets per connection), a remote run's server host one.
         # An unreadable figure ("-") is left out and flagged, never a made-up 0.
         for i, col in ((0, "kernel_bytes_per_conn"), (1, "slab_bytes_per_conn")):
             a, b = obs["slab0"].split()[i], obs["slab1"].split()[i]
@@ -158,7 +164,8 @@ def figures(obs, accepted):
         f["hold_wall_s"] = wall = f"{(c + d) / 2 - (a + b) / 2:.3f}"
         ticks = int(obs["hold_cpu1"]) - int(obs["hold_cpu0"])
         f["server_cpu_hold_pct"] = f"{100 * ticks / hz / float(wall):.1f}" if float(wall) > 0 else "0.0"
-        f["machine_cpu_hold_pct"] = _pct_of_one_cpu(obs["hold_machine0"], obs["hold_machine1"], ncpu)
+        if "hold_machine1" in obs:
+            f["machine_cpu_hold_pct"] = _pct_of_one_cpu(obs["hold_machine0"], obs["hold_machine1"], ncpu)
     return f, flags
 
 

@@ -215,6 +215,30 @@ class Judge(unittest.TestCase):
         r = remote(user_bytes_per_conn=-3)      # the sanity bounds as for a local run
         self.assertEqual((r["status"], r["flags"]), ("suspect", "negative:user_bytes_per_conn"))
 
+    def test_remote_figures_from_its_readings(self):
+        # run_remote.py records the readings, figures() derives them as for a local
+        # run: no machine CPU (the server host is not this machine); the hold's
+        # wall time between the midpoints of its SSH readings
+        readings = {"t0": "1000.000000", "t1": "1012.345678", "cpu0": "100", "cpu1": "350",
+                    "clk_tck": "100", "rss_idle": "2048 2100", "rss_full": "4096 4200",
+                    "slab0": "10000 50000", "slab1": "12000 53000", "hold_a": "1020.0",
+                    "hold_b": "1020.2", "hold_cpu0": "400", "hold_c": "1030.0", "hold_d": "1030.2",
+                    "hold_cpu1": "410"}
+        r = remote(readings)
+        self.assertEqual((r["status"], r["flags"]), ("ok", ""))
+        self.assertEqual((r["client_start_unix_ms"], r["t_accept_s"], r["server_cpu_connect_s"]),
+                         (1000000, 12.346, 2.5))
+        self.assertEqual((r["server_rss_idle_kib"], r["server_pss_kib"], r["user_bytes_per_conn"],
+                          r["kernel_bytes_per_conn"], r["slab_bytes_per_conn"]), (2048, 4200, 2097, 2048, 3072))
+        self.assertEqual((r["hold_wall_s"], r["server_cpu_hold_pct"]), (10.0, 1.0))
+        self.assertNotIn("machine_cpu_connect_pct", r)
+        self.assertNotIn("machine_cpu_hold_pct", r)
+        # a slab reading the server host could not make: that figure left out, flagged
+        r = remote(dict(readings, slab0="- 50000", slab1="- 53000"))
+        self.assertNotIn("kernel_bytes_per_conn", r)
+        self.assertEqual((r["slab_bytes_per_conn"], r["status"], r["flags"]),
+                         (3072, "suspect", "unmeasured:kernel_bytes_per_conn"))
+
     def test_remote_not_ready(self):
         for ready, status in (("unavailable", "unavailable"), ("exited", "crashed"), ("not-ready", "failed")):
             r = remote({"ready": ready, "ready_log": "uring: no multishot", "ramp_end": None, "verdict": None,
