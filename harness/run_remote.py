@@ -242,7 +242,12 @@ class Run:
         # run_one.sh records them: "anon pss", "sockets slab" KiB (lib/probe.sh)
         O["rss_idle"] = self.probe(self.srv, "rss_kib", *pids)
         O["slab0"] = self.probe(self.srv, "slab_kib")
-        O["clk_tck"] = str(os.sysconf("SC_CLK_TCK"))
+        # the server host's clock tick and CPUs (its CPU figures and their sanity bound)
+        rc, out = self.sh(self.srv, "getconf CLK_TCK; grep -c '^cpu[0-9]' /proc/stat", "reading its CPUs")
+        tck, cpus = (out.split() + ["", ""])[:2] if rc == 0 else ("", "")
+        O["clk_tck"] = tck if tck.isdigit() else str(os.sysconf("SC_CLK_TCK"))
+        if cpus.isdigit():
+            O["stat_cpus"] = cpus
         # the counters, streamed back over the SSH connection
         ramp_path = os.path.join(a.out, "ramp.csv")
         ramp_f = open(ramp_path, "w")
@@ -341,15 +346,16 @@ class Run:
         t1 = time.time()
         if shown:
             progress_end()
-        O["t1"] = "%.6f" % (t1 + offset_ms / 1000)
         R["accepted"] = int(self.stat("open") or 0)
-        O["cpu1"] = self.probe(self.srv, "cpu_ticks", *pids)
+        # t1 last: a reading that never came (a stop, a host lost) leaves the figure out
+        cpu1 = self.probe(self.srv, "cpu_ticks", *pids)
+        O.update(cpu1=cpu1, t1="%.6f" % (t1 + offset_ms / 1000))
         if reached:
             O["ramp_end"] = "reached"
         time.sleep(2 * settle)
         # (the server host holds one socket per connection: the clients' ends are elsewhere)
-        O["rss_full"] = self.probe(self.srv, "rss_kib", *pids)
-        O["slab1"] = self.probe(self.srv, "slab_kib")
+        rss_full = self.probe(self.srv, "rss_kib", *pids)
+        O.update(slab1=self.probe(self.srv, "slab_kib"), rss_full=rss_full)
         if reached and a.hold > 0:
             # each CPU reading between two clock readings (the hold's wall time
             # runs between their midpoints: an SSH round trip each)

@@ -31,17 +31,20 @@ Idioms (what each contender's own code would do):
   stall scenario shows with STALL_PUSH_FLOW=ignore (until its memory guard).
 `pushed` counts messages handed to the transport and not dropped. A
 connection whose pushes wait in its transport keeps a ledger of where they
-end in its output (noted(): the bytes written since its buffer was last seen
-empty, and each waiting push's end offset); a connection cut as slow (or
-aborted at shutdown) takes the pushes the ledger places in the dropped bytes
-out of `pushed` and the rest of those bytes out of `pongs` (dropped(); a
-message or reply partly sent was not sent), so neither counts what was
-thrown away, and a push already sent ahead of queued pongs stays counted.
+end in its output (noted(): None when none waits, TAIL for one at the end of
+the queue, else the bytes written since the front of the queue when it began
+and each waiting push's end offset); a connection cut as slow (or a Protocol
+connection aborted at shutdown: loops.abort_protocols) takes the pushes the
+ledger places in the dropped bytes out of `pushed` and the rest of those bytes
+out of `pongs` (dropped(); a message or reply partly sent was not sent), so
+neither counts what was thrown away, and a push already sent ahead of queued
+pongs stays counted.
 """
 import asyncio
 import logging
 import time
 from array import array
+from bisect import bisect_right
 
 from .protocol import PONG, LineProtocol, abort, after_next_send, backlog_drained
 
@@ -73,32 +76,51 @@ def message_maker(size):
     return make
 
 
+class _Tail:
+    __slots__ = ()
+
+    def __repr__(self):
+        return "TAIL"
+
+
+# A ledger that is one push at the very end of the queue, nothing written after
+# it: the common case kept without an array (every push on uvloop, whose
+# write() queues until the end of the loop's turn; a push behind a backlog).
+TAIL = _Tail()
+
+
 def noted(ledger, wrote, queued, push=False):
     """The ledger of a connection's pushes still queued in its transport,
     after `wrote` bytes went to the transport and left `queued` bytes there
-    (push: those bytes were one message). None: no push is queued.
+    (push: those bytes were one message). None: no push is queued; TAIL: one,
+    at the end of the queue.
 
-    A ledger is array('Q', [out, end, end...]): out counts the bytes written
-    since the origin (the front of the queue when the ledger began), each end
-    is where a push not yet known to be sent ends; the bytes before
+    Else an array('Q', [out, end, end...]): out counts the bytes written
+    since the origin (the front of the queue when the array began), each end
+    is where a push not yet known to be sent ends, in order; the bytes before
     out - queued have been sent, so a push ending there is dropped from it.
     An array, not a list of ints: the naive idiom (--push-flow ignore) queues
-    pushes without limit and the ledger must not weigh more than they do
-    (8 bytes per push against its 32-1025)."""
+    pushes without limit, and the ledger adds 8 bytes to each (32-1025)."""
     if not queued:
         return None
     if ledger is None:
-        return array("Q", (queued, queued)) if push else None
+        return TAIL if push else None
+    if ledger is TAIL:
+        # the push that was at the end now ends `wrote` bytes before it
+        before = queued - wrote
+        if before <= 0:
+            return TAIL if push else None     # it has been sent
+        return array("Q", (queued, before, queued) if push else (queued, before))
     out = ledger[0] + wrote
     ledger[0] = out
     if push:
         ledger.append(out)
-    sent = out - queued
-    i, n = 1, len(ledger)
-    while i < n and ledger[i] <= sent:
-        i += 1
+    i = bisect_right(ledger, out - queued, 1)
+    n = len(ledger)
     if i == n:
         return None
+    if i == n - 1 and ledger[i] == out:
+        return TAIL
     if i > 1:
         del ledger[1:i]
     return ledger
@@ -107,15 +129,18 @@ def noted(ledger, wrote, queued, push=False):
 def dropped(queued, size, ledger):
     """(pushes, pongs) lost when the queued bytes of a connection whose
     ledger (noted()) is `ledger` are dropped: the pushes ending in them (a
-    partly sent one was not sent), and the rest of the bytes as pongs (a
-    partly sent one too)."""
-    pushes = in_pushes = 0
-    if ledger is not None and queued:
+    partly sent one, the first, was not sent), and the rest of the bytes as
+    pongs (a partly sent one too)."""
+    if not queued or ledger is None:
+        pushes = in_pushes = 0
+    elif ledger is TAIL:
+        pushes, in_pushes = 1, min(size, queued)
+    else:
         sent = ledger[0] - queued
-        for end in ledger[1:]:
-            if end > sent:
-                pushes += 1
-                in_pushes += min(size, end - sent)
+        i = bisect_right(ledger, sent, 1)
+        pushes = len(ledger) - i
+        # only the first can be partly sent: each later one starts past its end
+        in_pushes = min(size, ledger[i] - sent) + (pushes - 1) * size if pushes else 0
     rest = queued - in_pushes
     return pushes, (-(-rest // len(PONG)) if rest > 0 else 0)
 

@@ -22,8 +22,10 @@ else
 fi
 # The harness's run state (harness/lib/orphans.sh: run-PID, remote-PID-START;
 # /run/c1m outside the tests) in a directory of each test file's own: files run
-# side by side (tests/run.sh), and a bench.sh must not take another file's live
-# runs, or the ones a kill -9 test leaves for "the next bench.sh", as its own.
+# side by side (tests/run.sh), and a bench.sh must not take another file's runs,
+# or the state a kill -9 test leaves for "the next bench.sh", as its own. (Its
+# machine-wide sweeps, of a dead pid's c1m-PID-N namespace and counters file,
+# still see every file's: a test that leaves those is in a serial file.)
 [ -z "${BATS_FILE_TMPDIR:-}" ] || export C1M_STATE_ROOT=$BATS_FILE_TMPDIR/state
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99$SAN_LOG}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99$SAN_LOG}
@@ -250,12 +252,32 @@ check_sanitizer_logs() {
     return "$found"
 }
 
-# teardown for tests that start a server and a client: both by PID, then the
+# teardown for tests that start a bench.sh (BENCH_PID), a server and a client: each by PID, then the
 # server's own pid from its counters file (belt and braces: if a test failed
 # before recording SERVER_PID, the server is still found).
 stop_test_processes() {
+    stop_pid "${BENCH_PID:-}"
     stop_pid "${CLIENT_PID:-}"
     stop_pid "${SERVER_PID:-}"
     [ -f "${STATS:-}" ] && stop_pid "$("$STAT" --get pid "$STATS" 2>/dev/null)"
     return 0
 }
+
+# The storm of a bench.sh in its own process group (job control): backoff
+# delays of 3 s, so the recovery lasts; returns once the server was killed and
+# restarted (the restart's log exists). Sets BENCH_PID, RUN_NS, RUN_PID.
+# smallest: no hold (was 1 s), no calibration, no memory settling: the signal comes in the storm.
+start_storm() {
+    local out=$1
+    set -m
+    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=c HOLD=0 HEARTBEAT=1 SETTLE_MAX=5 \
+        SERVER_WORKER_CONNS=700 SCENARIO=storm STORM_POLICY=backoff STORM_BACKOFF_BASE_MS=3000 \
+        STORM_BACKOFF_CAP_MS=3000 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) \
+        > "$out.log" 2>&1 &
+    BENCH_PID=$!
+    set +m
+    wait_for 60 storm_started "$out" || fail "the storm never began: $(cat "$out.log")"
+    RUN_NS=$(cat "$out"/runs/*/netns)
+    RUN_PID=${RUN_NS#c1m-} RUN_PID=${RUN_PID%-*}
+}
+storm_started() { compgen -G "$1/runs/*/server-restart.log" > /dev/null; }

@@ -16,6 +16,7 @@
 # a setting changed since left alone and an unreachable host said, not claimed.
 
 # Parallel group (tests/run.sh): it judges no time, CPU or machine-wide figure
+# (its long test's sanity bounds aside: make test-long runs one file at a time)
 # and sets no machine-wide setting, its runs keep their state in the file's own
 # C1M_STATE_ROOT (tests/helpers.bash): it runs beside another file.
 

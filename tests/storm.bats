@@ -4,8 +4,8 @@
 # server is killed and restarted, failures by errno, timeouts, exit status,
 # usage errors), and SCENARIO=storm of the harness at 2k (both policies
 # recovering all N on c and asyncio-protocol, its columns, storm.csv, plots,
-# report; bad knobs; an interrupted storm and a kill -9 during one leaving
-# nothing behind). Client tests run in this file's namespace; the harness makes
+# report; bad knobs; an interrupted storm leaving nothing behind; a kill -9
+# during one: tests/storm_kill.bats). Client tests run in this file's namespace; the harness makes
 # its own. Runs expected ok disable the disturbance status and the quiet gate
 # (QUIET, tests/helpers.bash), as tests/harness.bats does.
 
@@ -363,25 +363,6 @@ storm_sh() {
     refute_output --partial "LAUNCHED"
 }
 
-# The storm of a bench.sh in its own process group (job control): backoff
-# delays of 3 s, so the recovery lasts; returns once the server was killed and
-# restarted (the restart's log exists). Sets BENCH_PID, RUN_NS, RUN_PID.
-# smallest: no hold (was 1 s), no calibration, no memory settling: the signal comes in the storm.
-start_storm() {
-    local out=$1
-    set -m
-    (cd "$C1M_ROOT" && exec env "${QUIET[@]}" CALIBRATE=0 MEM_SETTLE=0 TIERS=2k CONTENDERS=c HOLD=0 HEARTBEAT=1 SETTLE_MAX=5 \
-        SERVER_WORKER_CONNS=700 SCENARIO=storm STORM_POLICY=backoff STORM_BACKOFF_BASE_MS=3000 \
-        STORM_BACKOFF_CAP_MS=3000 OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" harness/bench.sh) \
-        > "$out.log" 2>&1 &
-    BENCH_PID=$!
-    set +m
-    wait_for 60 storm_started "$out" || fail "the storm never began: $(cat "$out.log")"
-    RUN_NS=$(cat "$out"/runs/*/netns)
-    RUN_PID=${RUN_NS#c1m-} RUN_PID=${RUN_PID%-*}
-}
-storm_started() { compgen -G "$1/runs/*/server-restart.log" > /dev/null; }
-
 # stop_storm_with SIG: SIG to the group of a bench.sh in its storm (as a
 # terminal or timeout does): exit 130, nothing left, the run interrupted.
 stop_storm_with() {
@@ -433,16 +414,4 @@ storm_logs() {
         || fail "bench.sh had to clean up after run_one.sh: $(grep "removed" "$out.log" "$out/runs.csv")"
     run "$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out"/runs/*/result.json status
     assert_output "interrupted"
-}
-
-@test "kill -9 of run_one.sh during the storm: bench.sh removes the restarted server, the namespace and the counters file" {
-    need_root
-    out=$BATS_TEST_TMPDIR/kill9
-    start_storm "$out"
-    kill -KILL "$RUN_PID"
-    rc=0; wait "$BENCH_PID" || rc=$?
-    pgid=$BENCH_PID BENCH_PID=
-    [ "$rc" = 1 ] || fail "bench.sh exited $rc: $(cat "$out.log")"
-    nothing_left "$out" "$pgid" "$RUN_PID"
-    grep -q "harness-error" "$out/runs.csv"
 }

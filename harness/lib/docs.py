@@ -619,7 +619,8 @@ def catalogue(root):
     tracked = committed_result_dirs(root)
     # the headline (results/reference, what README.md quotes) first, the rest by name
     paths = sorted(glob.glob(os.path.join(root, "results", "*", "")),
-                   key=lambda p: (os.path.basename(os.path.dirname(p)) != "reference", p))
+                   key=lambda p: (os.path.basename(os.path.dirname(p)) != "reference",
+                                  os.path.basename(os.path.dirname(p))))
     for path in paths:
         d = os.path.basename(os.path.dirname(path))
         if tracked is not None and d not in tracked:

@@ -137,7 +137,7 @@ def figures(obs, accepted):
     hz, ncpu = int(obs.get("clk_tck") or 100), int(obs.get("stat_cpus") or 1)
     if "t0" in obs:
         f["client_start_unix_ms"] = f"{float(obs['t0']) * 1000:.0f}"
-    if "t1" in obs:
+    if all(k in obs for k in ("t0", "t1", "cpu0", "cpu1")):
         f["t_accept_s"] = f"{float(obs['t1']) - float(obs['t0']):.3f}"
         f["server_cpu_connect_s"] = f"{(int(obs['cpu1']) - int(obs['cpu0'])) / hz:.2f}"
         if "machine1" in obs:
@@ -147,7 +147,7 @@ def figures(obs, accepted):
         if key in obs:
             f.update(zip(cols, obs[key].split()))
     n = accepted if isinstance(accepted, int) and not isinstance(accepted, bool) else 0
-    if "rss_full" in obs and n > 0:
+    if all(k in obs for k in ("rss_idle", "rss_full", "slab0", "slab1")) and n > 0:
         f["user_bytes_per_conn"] = str(_trunc_div((int(obs["rss_full"].split()[0]) - int(obs["rss_idle"].split()[0])) * 1024, n))
         # A local run's namespace holds both ends (the socket slab delta covers 2
         # sockets per connection), a remote run's server host one.
@@ -158,7 +158,7 @@ def figures(obs, accepted):
                 f[col] = str(_trunc_div((int(b) - int(a)) * 1024, n))
             else:
                 flags.append(f"unmeasured:{col}")
-    if "hold_d" in obs:
+    if all(k in obs for k in ("hold_a", "hold_b", "hold_c", "hold_d", "hold_cpu0", "hold_cpu1")):
         # the CPU% over the wall time between the midpoints of the two readings
         a, b, c, d = (float(obs[k]) for k in ("hold_a", "hold_b", "hold_c", "hold_d"))
         f["hold_wall_s"] = wall = f"{(c + d) / 2 - (a + b) / 2:.3f}"

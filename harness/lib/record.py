@@ -173,7 +173,9 @@ def cmd_write(args):
             for k, v in client_columns(client).items():
                 if rec.get(k) is None:
                     rec[k] = v
-    rec = judge.judge_or_fail(rec, obs, os.cpu_count() or 1)
+    # the CPUs of the machine the server ran on (a remote run's server host: its obs)
+    ncpu = (int(obs["stat_cpus"]) if str(obs.get("stat_cpus", "")).isdigit() else 0) or os.cpu_count() or 1
+    rec = judge.judge_or_fail(rec, obs, ncpu)
     if rec.get("status") == "harness-error" and "judge-failed" in str(rec.get("flags")):
         print(f"record.py: {rec['note']}", file=sys.stderr)
     try:

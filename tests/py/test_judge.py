@@ -239,6 +239,23 @@ class Judge(unittest.TestCase):
         self.assertEqual((r["slab_bytes_per_conn"], r["status"], r["flags"]),
                          (3072, "suspect", "unmeasured:kernel_bytes_per_conn"))
 
+    def test_readings_cut_short_leave_their_figures_out(self):
+        # a stop or a lost host between two readings (t1 before cpu1, rss_full
+        # before slab1, a hold without its end): the figures left out, the run
+        # judged as it ended (not harness-error: the judge did not fail)
+        for missing, gone in (("cpu1", "t_accept_s"), ("slab1", "user_bytes_per_conn"),
+                              ("hold_d", "hold_wall_s")):
+            obs = {"t0": "1000.0", "t1": "1010.0", "cpu0": "1", "cpu1": "2", "rss_idle": "1 1",
+                   "rss_full": "2 2", "slab0": "1 1", "slab1": "2 2", "hold_a": "1", "hold_b": "1",
+                   "hold_c": "2", "hold_d": "2", "hold_cpu0": "1", "hold_cpu1": "1", "interrupted": "INT"}
+            del obs[missing]
+            r = run(obs)
+            self.assertEqual(r["status"], "interrupted", (missing, r))
+            self.assertNotIn(gone, r, missing)
+            r = remote(dict(obs, lost="198.51.100.12 stopped answering"))
+            self.assertNotIn("judge-failed", r["flags"], missing)
+            self.assertNotIn(gone, r, missing)
+
     def test_remote_not_ready(self):
         for ready, status in (("unavailable", "unavailable"), ("exited", "crashed"), ("not-ready", "failed")):
             r = remote({"ready": ready, "ready_log": "uring: no multishot", "ramp_end": None, "verdict": None,
