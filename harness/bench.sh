@@ -723,27 +723,15 @@ run_case() {
 # wait_run PID: wait for run_one.sh, copying what it appends to its log onto
 # the terminal as it comes (CUR_LOG reads it: the shared file offset keeps
 # the place). Returns within 0.2 s of its end, however it ends (kill -9
-# included); RUN_RC is its exit status. (Not `wait -n PID TICK`: once bash
-# has reported a job killed, it is no longer a job and wait -n never sees
-# it end. bash reaps its children as they exit, so kill -0 fails at once;
-# `wait PID` still returns the saved status.) This loop is the controller's
-# whole cost during a run (the disturbance sampler measures it apart, as
-# controller_cpu_pct): builtins only, no process per tick (it forked a `sleep`
-# and a `cat` five times a second: 0.6% of the machine over a 2k run, up to
-# 1.5% in a second; 0.0% since). A tick is `read -t` on a pipe no one writes
-# to (TICK_FD: this shell holds both ends; opened once the run started, so
-# the run does not inherit it), which a signal to bench.sh interrupts at once.
-RUN_RC="" CUR_LOG="" TICK_FD=""
+# included), and a stop signal to bench.sh is handled within 0.2 s
+# (lib/common.sh wait_child); RUN_RC is its exit status. This loop is the
+# controller's whole cost during a run (the disturbance sampler measures it
+# apart, as controller_cpu_pct): builtins only, no process per tick (it forked
+# a `sleep` and a `cat` five times a second: 0.6% of the machine over a 2k run,
+# up to 1.5% in a second; 0.0% since).
+RUN_RC="" CUR_LOG=""
 wait_run() {
-    local pid=$1
-    exec {TICK_FD}<> <(:)
-    while kill -0 "$pid" 2>/dev/null; do
-        read -r -t 0.2 -u "$TICK_FD" _
-        show_log
-    done
-    exec {TICK_FD}<&-
-    TICK_FD=""
-    wait "$pid"; RUN_RC=$?
+    wait_child "$1" show_log; RUN_RC=$?
     show_log
 }
 # show_log: what run_one.sh appended to its log since the last call, read by

@@ -132,12 +132,12 @@ on_exit stop_pid "$rpid" 5
 
 client=()
 [ -n "$client_cpus" ] && client=(taskset -c "$client_cpus")
-client+=("$BUILD/c1m-client" --connections "$conns" --host 127.0.0.1 --port "$port" --hold inf
-        --heartbeat "$heartbeat" --min-available "$min_avail" --json "$out/client.json" --quiet)
-[ -n "$cwc" ] && client+=(--worker-conns "$cwc")
-[ "$rate" != 0 ] && client+=(--rate "$rate")
-# shellcheck disable=SC2207  # the scenario's flags are words
-client+=($(scenario_client_args))
+# shellcheck disable=SC2046  # the scenario's flags are words
+mapfile -t words < <(contender_client_cmd --conns "$conns" --host 127.0.0.1 --port "$port" \
+    --heartbeat "$heartbeat" --min-available "$min_avail" --json "$out/client.json" \
+    --worker-conns "$cwc" --rate "$rate" $(scenario_client_args))
+[ ${#words[@]} -gt 0 ] || die "$contender: the client's command line could not be built (lib/contenders.py client-cmd)"
+client+=("${words[@]}")
 # The accept queues (lib/acceptq.py, inside the namespace): every listener's
 # Recv-Q at 10 Hz through the ramp, for its high-water mark (acceptq_*).
 # Its first sample is taken before the client starts; stopped when the ramp ends.

@@ -264,21 +264,19 @@ class Run:
                 continue
             d = self.dir[h["name"]]
             cj = self.file(h, "client.json")
-            c = [d + "/bin/c1m-client", "--connections", str(n), "--host", self.srv["addr"],
-                 "--port", a.ports, "--hold", "inf", "--heartbeat", "%g" % a.heartbeat,
-                 "--min-available", str(a.min_available), "--json", cj, "--quiet"]
+            src = None
             if h.get("src_first"):
                 last = str(ipaddress.IPv4Address(h["src_first"]) + h["src_count"] - 1)
-                c += ["--src", "%s-%s" % (h["src_first"], last)]
-            if a.client_worker_conns:
+                src = "%s-%s" % (h["src_first"], last)
+            cap = a.client_worker_conns
+            if cap:
                 # within that host's own fd limit (the client refuses more: exit 2)
-                cap = a.client_worker_conns
                 nofile = self.meta["hosts"][h["name"]].get("nofile", "")
                 if nofile.isdigit() and int(nofile) > cli_rules.FD_RESERVE:
                     cap = min(cap, int(nofile) - cli_rules.FD_RESERVE)
-                c += ["--worker-conns", str(cap)]
-            if a.rate:
-                c += ["--rate", str(max(1, round(a.rate * n / a.n)))]
+            c = contenders.client_cmd(d + "/bin", n, self.srv["addr"], a.ports, "%g" % a.heartbeat,
+                                      a.min_available, cj, worker_conns=cap, src=src,
+                                      rate=max(1, round(a.rate * n / a.n)) if a.rate else 0)
             p = remote.Proc(h, d, c, self.file(h, "client.log"), barrier=True,
                             cpus=h.get("cpus"))
             self.procs.append(p)

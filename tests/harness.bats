@@ -492,6 +492,7 @@ PY
     # wait_run and show_log from bench.sh, run with no command on PATH: a tick
     # that starts a process (sleep, cat) fails
     run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_run() {/,/^}/p" -e "/^show_log() {/,/^}/p" "$1/harness/bench.sh")"
+        eval "$(sed -n -e "/^wait_child() {/,/^}/p" "$1/harness/lib/common.sh")"
         log=$2/run.log; : > "$log"
         (echo first; sleep 0.5; printf "second\rthird"; sleep 0.5; printf " fourth\n"; exit 7) >> "$log" &
         pid=$!
@@ -502,6 +503,24 @@ PY
         echo "rc=$RUN_RC"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
     assert_success
     assert_output "first"$'\n'"second"$'\r'"third fourth"$'\n'"rc=7"
+}
+
+@test "wait_child: the child's exit status, CMD each tick, and a stop signal's trap run while the child ignores that signal" {
+    # (an `&` child ignores SIGINT: the trap must not wait for it to end)
+    run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_child() {/,/^}/p" "$1/harness/lib/common.sh")"
+        (sleep 0.5; exit 3) &
+        n=0; tick() { n=$((n + 1)); }
+        wait_child "$!" tick; echo "rc=$? ticks>=2:$([ "$n" -ge 2 ] && echo yes)"
+        sleep 20 & pid=$!
+        trap "echo trapped after \$((SECONDS - t0)) s; kill \$pid; exit 130" INT
+        t0=$SECONDS
+        (sleep 0.3; kill -INT $$) &
+        wait_child "$pid"
+        echo "not reached"' _ "$C1M_ROOT"
+    [ "$status" = 130 ] || fail "exit $status: $output"
+    assert_line "rc=3 ticks>=2:yes"
+    assert_line --regexp '^trapped after [0-2] s$'
+    refute_output --partial "not reached"
 }
 
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {

@@ -112,6 +112,29 @@ heartbeat_auto() {
     echo "$hb"
 }
 
+# wait_child PID [CMD ARG...]: wait until this shell's background child PID
+# ends, running CMD every 0.2 s meanwhile; the child's exit status. Not a bare
+# `wait PID`: a stop signal that lands after bash last looked for pending traps
+# but before it blocks in wait(2) is recorded, and its trap runs only when that
+# wait returns, when the child ends by itself. A child started with `&` ignores
+# SIGINT until it installs its own handler (a Python sampler: until its imports
+# are done), so a SIGINT to the group in that moment left run_one.sh waiting out
+# the storm's recovery watch (STORM_TIMEOUT, 300 s) with its cleanup undone.
+# Here the wait is a builtin read with a timeout on a pipe no one writes to
+# (this shell holds both ends; opened once the child runs, so it does not
+# inherit it): no process per tick, and a pending trap runs within 0.2 s.
+wait_child() {
+    local pid=$1 tick
+    shift
+    exec {tick}<> <(:)
+    while kill -0 "$pid" 2>/dev/null; do
+        read -r -t 0.2 -u "$tick" _
+        [ $# -eq 0 ] || "$@"
+    done
+    exec {tick}<&-
+    wait "$pid"     # reaped already (bash reaps as children end): its saved status
+}
+
 # gp_quote TEXT: TEXT as a gnuplot single-quoted string ('' escapes a quote),
 # for gnuplot -e "name=$(gp_quote "$path")".
 gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """contenders.py - the contender registry: every server the harness can start,
-by name, the command that starts it and what it implements. The one home:
+by name, the command that starts it and what it implements, and the load
+client's command a run starts beside it (client_cmd). The one home:
 run_remote.py imports it; run_one.sh, bench.sh and anatomy-cpu reach it
 through lib/contenders.sh, thin wrappers over the command line below. A new
 contender is a row of TABLE.
@@ -16,6 +17,9 @@ gevent or uvloop not importable) and its runs are recorded `unavailable`.
     contenders.py server-cmd --build DIR --python EXE --port P --conns N
         --stats FILE [--host H] [--worker-conns N] [--gc G] NAME [EXTRA...]
                                  a run's server command (server_cmd), the same
+    contenders.py client-cmd --build DIR --conns N --host H --port P --heartbeat S
+        --min-available MIB --json FILE [--worker-conns N] [--rate R] [--src RANGE]
+        [EXTRA...]             a run's load client command (client_cmd), the same
     contenders.py supports NAME CAPABILITY   exit 0 if it does, 1 if not
     contenders.py list | default             names in ladder order, one a line
 
@@ -103,6 +107,27 @@ def server_cmd(name, build, python, port, conns, stats, host="0.0.0.0", worker_c
     return command(name, args, build, python)
 
 
+def client_cmd(build, conns, host, port, heartbeat, min_available, json_path,
+               worker_conns=None, rate=0, src=None, extra=()):
+    """The argv of the load client a run starts beside its server (run_one.sh,
+    anatomy-cpu; run_remote.py once per client host, its share): CONNS
+    connections to HOST:PORT (a port or a range) held until SIGTERM, a ping
+    every HEARTBEAT s, MIN_AVAILABLE MiB the floor of usable memory, the
+    summary to JSON_PATH, no progress lines; --worker-conns, --rate
+    (connections a second, 0: unlimited) and --src (a source address range)
+    when set; a scenario's EXTRA flags last."""
+    args = [build.rstrip("/") + "/c1m-client", "--connections", str(conns), "--host", host,
+            "--port", str(port), "--hold", "inf", "--heartbeat", str(heartbeat),
+            "--min-available", str(min_available), "--json", json_path, "--quiet"]
+    if worker_conns:
+        args += ["--worker-conns", str(worker_conns)]
+    if rate and str(rate) != "0":
+        args += ["--rate", str(rate)]
+    if src:
+        args += ["--src", src]
+    return args + list(extra)
+
+
 def is_python(name):
     """True when contender NAME is a py_server loop (runs under PYTHON)."""
     return not isinstance(_ROWS[name][1], str)
@@ -143,7 +168,7 @@ def _options(rest, opts):
 
 def main(argv):
     if not argv:
-        _usage("expects a command: cmd, supports, list or default")
+        _usage("expects a command: cmd, server-cmd, client-cmd, supports, list or default")
     what, rest = argv[0], argv[1:]
     if what == "cmd":
         opts, rest = _options(rest, {"--build": None, "--python": None})
@@ -159,6 +184,17 @@ def main(argv):
             _usage("server-cmd: expects --build --python --port --conns --stats and a NAME")
         words = server_cmd(_known(rest[0]), o["--build"], o["--python"], o["--port"], o["--conns"],
                            o["--stats"], o["--host"], o["--worker-conns"], rest[1:], o["--gc"])
+        sys.stdout.write("".join(w + "\0" for w in words))
+        return 0
+    if what == "client-cmd":
+        o, rest = _options(rest, {"--build": None, "--conns": None, "--host": None, "--port": None,
+                                  "--heartbeat": None, "--min-available": None, "--json": None,
+                                  "--worker-conns": "", "--rate": "0", "--src": ""})
+        if None in o.values():
+            _usage("client-cmd: expects --build --conns --host --port --heartbeat --min-available --json")
+        words = client_cmd(o["--build"], o["--conns"], o["--host"], o["--port"], o["--heartbeat"],
+                           o["--min-available"], o["--json"], o["--worker-conns"], o["--rate"],
+                           o["--src"], rest)
         sys.stdout.write("".join(w + "\0" for w in words))
         return 0
     if what == "supports":

@@ -41,6 +41,17 @@ contender_server_cmd() {
     echo "${words[*]}"
 }
 
+# contender_client_cmd --conns N --host H --port P --heartbeat S --min-available MIB
+# --json FILE [--worker-conns N] [--rate R] [EXTRA...]: the load client's command
+# line (words, one line per word: read it with mapfile -t) a run starts, in $BUILD
+# (contenders.py client_cmd); exit status 2 on a bad call.
+contender_client_cmd() {
+    local words
+    mapfile -d '' words < <(_contenders client-cmd --build "$BUILD" "$@")
+    [ ${#words[@]} -gt 0 ] || return 2
+    printf '%s\n' "${words[@]}"
+}
+
 # contender_supports NAME CAPABILITY: 0 when contender NAME implements
 # CAPABILITY, a feature a scenario may need (scenario_needs, lib/scenarios/;
 # the capabilities: contenders.py CAPABILITIES).

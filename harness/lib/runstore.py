@@ -9,6 +9,7 @@ only runs.csv; read_runs() reads whichever is there.
 """
 import csv
 import json
+import math
 import os
 import re
 import tempfile
@@ -148,6 +149,11 @@ def check_run(rec, where):
         raise ValueError("%s: no tier (not a run record)" % where)
     if not (type(t) is int or isinstance(t, str) and re.fullmatch(r"[0-9]+", t)) or int(t) < 1:
         raise ValueError("%s: tier %r is not a number of connections" % (where, t))
+    for k, v in rec.items():
+        # JSON reads Infinity, NaN and 400-digit integers: no figure of a run
+        if isinstance(v, float) and not math.isfinite(v) or type(v) is int and abs(v) >= 1 << 63:
+            shown = repr(v) if isinstance(v, float) else "an integer of %d bits" % v.bit_length()
+            raise ValueError("%s: %s %s is not a figure" % (where, k, shown))
 
 
 def lines(path):

@@ -111,6 +111,31 @@ class TestCommandLine(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(p.stdout.decode().split("\0"), k["server_cmd"].split() + [""])
 
+    def test_client_cmd_as_run_one_built_it(self):
+        # run_one.sh's own lines before the one home (scenario flags last;
+        # --worker-conns and --rate only when set)
+        base = ["/b/c1m-client", "--connections", "2000", "--host", "127.0.0.1", "--port", "9000",
+                "--hold", "inf", "--heartbeat", "1", "--min-available", "512", "--json", "/o/c.json",
+                "--quiet"]
+        self.assertEqual(contenders.client_cmd("/b", 2000, "127.0.0.1", 9000, 1, 512, "/o/c.json"), base)
+        self.assertEqual(contenders.client_cmd("/b/", "2000", "127.0.0.1", "9000", "1", "512", "/o/c.json",
+                                               "", "0", None, ["--reconnect", "now"]), base + ["--reconnect", "now"])
+        self.assertEqual(contenders.client_cmd("/b", 2000, "127.0.0.1", 9000, 1, 512, "/o/c.json", 700, 5000,
+                                               "198.51.100.20-198.51.100.21"),
+                         base + ["--worker-conns", "700", "--rate", "5000", "--src", "198.51.100.20-198.51.100.21"])
+
+    def test_client_cmd_words(self):
+        p = cli("client-cmd", "--build", "/b d", "--conns", "10", "--host", "::1", "--port", "9000-9003",
+                "--heartbeat", "0.5", "--min-available", "1", "--json", "/o p/c.json", "--worker-conns", "",
+                "--rate", "20", "--stall", "0.1")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.decode().split("\0")[:-1],
+                         contenders.client_cmd("/b d", "10", "::1", "9000-9003", "0.5", "1", "/o p/c.json",
+                                               "", "20", "", ["--stall", "0.1"]))
+        p = cli("client-cmd", "--build", "/b", "--conns", "10", "--host", "::1")
+        self.assertEqual((p.returncode, p.stdout), (2, b""))
+        self.assertIn(b"client-cmd: expects", p.stderr)
+
     def test_supports_exit_status(self):
         for name, cap in (("c", "push"), ("c", "py-gc"), ("floor", "reads"), ("threads", "reads")):
             self.assertEqual(cli("supports", name, cap).returncode,
@@ -140,6 +165,9 @@ class TestBashWrappers(unittest.TestCase):
             done
             contender_server_cmd --port 9000-9003 --conns 2000 --stats /s --worker-conns "" --gc off \
                 pyext --push 64 || echo "no server command"
+            mapfile -t w < <(contender_client_cmd --conns 5 --host 127.0.0.1 --port 9000 --heartbeat 1 \
+                --min-available 64 --json "/o p/c.json" --worker-conns 3 --rate 0 --reconnect now)
+            echo "client ${#w[@]} ${w[*]}"
             contender_cmd bogus "$@" || echo "unknown $?"
             contender_server_cmd --port 1 --conns 1 --stats /s bogus 2>/dev/null || echo "unknown $?"
             contender_known bogus || echo "known bogus no"
@@ -156,6 +184,9 @@ class TestBashWrappers(unittest.TestCase):
             want += ["supports %s %s" % (c, f) for f in contenders.CAPABILITIES if contenders.supports(c, f)]
         want.append(" ".join(contenders.server_cmd("pyext", build, python, "9000-9003", 2000, "/s",
                                                    extra=["--push", "64"], gc="off")))
+        cl = contenders.client_cmd(build, 5, "127.0.0.1", 9000, 1, 64, "/o p/c.json", 3, 0,
+                                   extra=["--reconnect", "now"])
+        want.append("client %d %s" % (len(cl), " ".join(cl)))   # "/o p/c.json" counted as one word
         want += ["unknown 1", "unknown 2", "known bogus no", "capability bogus 2"]
         self.assertEqual(p.stdout.split("\n"), want + [""])
 

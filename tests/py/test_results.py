@@ -151,6 +151,14 @@ class TestRecords(TmpDir):
                           ('{"contender": "c", "tier": 0}', "line 2: tier 0 is not"),
                           ('{"contender": "c", "tier": null}', "line 2: no tier"),
                           ('{"contender": 7, "tier": 2000}', "line 2: no contender"),
+                          # JSON's Infinity, NaN, a 400-digit integer: no figure (they raised
+                          # AttributeError in the bootstrap, OverflowError in the summary)
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": Infinity}',
+                           "line 2: t_accept_s inf is not a figure"),
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": NaN}',
+                           "line 2: t_accept_s nan is not a figure"),
+                          ('{"contender": "c", "tier": 2000, "server_rss_kib": 1%s}' % ("0" * 400),
+                           "line 2: server_rss_kib an integer of 1329 bits is not a figure"),
                           ("\udcff", "not UTF-8 text")):
             with open(os.path.join(d, "runs.jsonl"), "w", errors="surrogateescape") as f:
                 f.write(good + bad + "\n")

@@ -184,7 +184,7 @@ scenario_run() {
     stall_mon --stalled "$n" --t0 "$t0" --wait "$wait" --floor "$min_avail" --csv "$out/stall.csv" \
         --server "$spid" --workers "$workers" --nice -10 $(stall_knobs) &
     stall_mon_pid=$!
-    wait "$stall_mon_pid"
+    wait_child "$stall_mon_pid"
     stall_mon_pid=""
     # a failed summary: no end, no cut times, no ss (it may have ended in oom-guard)
     scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl" || return 0

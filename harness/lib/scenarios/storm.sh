@@ -163,7 +163,7 @@ scenario_run() {
         --server "$spid" --client "$cpid" --pids "$pids" --client-log "$out/client.log" \
         --netstat "/proc/$spid/net/netstat" --root "$$" --label "$contender" &
     storm_mon_pid=$!
-    wait "$storm_mon_pid"
+    wait_child "$storm_mon_pid"
     storm_mon_pid=""
     # a failed summary: no recovery time, no CPU over it (the restarted server is
     # stopped by run_one.sh as on every path)
