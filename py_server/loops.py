@@ -281,11 +281,13 @@ def close_protocols():
 
 def abort_protocols():
     """Abort what close() left open (peers that do not read keep output
-    queued); the replies dropped leave the pongs (pushed) counter."""
+    queued); the replies dropped leave the pongs (pushed) counter. The
+    streams handlers' connections too (streams.abort_handlers)."""
     for obj in gc.get_objects():
         if type(obj) in PROTOCOLS:
             if getattr(obj, "t", None) is not None:
                 obj.drop()
+    streams.abort_handlers()
 
 
 _native_counters = []

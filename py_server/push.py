@@ -33,8 +33,8 @@ Idioms (what each contender's own code would do):
 connection whose pushes wait in its transport keeps a ledger of where they
 end in its output (noted(): None when none waits, TAIL for one at the end of
 the queue, else the bytes written since the front of the queue when it began
-and each waiting push's end offset); a connection cut as slow (or a Protocol
-connection aborted at shutdown: loops.abort_protocols) takes the pushes the
+and each waiting push's end offset); a connection cut as slow (or aborted at
+shutdown: loops.abort_protocols, streams.abort_handlers) takes the pushes the
 ledger places in the dropped bytes out of `pushed` and the rest of those bytes
 out of `pongs` (dropped(); a message or reply partly sent was not sent), so
 neither counts what was thrown away, and a push already sent ahead of queued
@@ -56,7 +56,20 @@ MAX_BYTES = 1025            # a line of 1024 bytes plus its newline
 MIN_EVERY = 0.001
 MAX_EVERY = 86400.0
 FLOWS = ("honour", "ignore")     # --push-flow
+# The write buffer's high-water mark of asyncio's, uvloop's and c1m.Transport's
+# transports: over it they pause_writing(), and the honouring idiom pushes no
+# more. A --max-pending above it would never be passed by pushes, so a peer
+# that stops reading would be held, never cut (c1m-server cuts it): the
+# transport's mark is raised over the bound then (high_water()).
+TRANSPORT_HIGH = 64 * 1024
 _FIXED = 24                 # b"push " + b" " + 16-digit USEC + b" " + b"\n"
+
+
+def high_water(max_pending, size, flow="honour"):
+    """The write buffer high-water mark a push connection's transport needs
+    for the slow rule to see its backlog pass max_pending (None: the
+    transport's own will do)."""
+    return max_pending + size if flow == "honour" and max_pending + size > TRANSPORT_HIGH else None
 
 
 def seq_max(size):
@@ -264,6 +277,7 @@ class PushProtocol(LineProtocol):
     size = 0
     seq_max = 0
     honour = True       # --push-flow honour (False: ignore, the naive idiom)
+    high = None         # high_water(): the transports' mark, when theirs is too low
     WRITE_PAUSED = 1
 
     @classmethod
@@ -273,6 +287,12 @@ class PushProtocol(LineProtocol):
         cls.size = size
         cls.seq_max = seq_max(size)
         cls.honour = flow == "honour"
+        cls.high = high_water(cls.max_pending, size, flow)
+
+    @classmethod
+    def configure(cls, counters, max_pending=4096, sndbuf=4096, rcvbuf=4096, loop=None):
+        LineProtocol.configure.__func__(cls, counters, max_pending, sndbuf, rcvbuf, loop)
+        cls.high = high_water(max_pending, cls.size, "honour" if cls.honour else "ignore")
 
     def connection_made(self, transport):
         self.seq = 0
@@ -280,6 +300,8 @@ class PushProtocol(LineProtocol):
         self.ledger = None
         self.i = -1
         LineProtocol.connection_made(self, transport)
+        if self.high is not None:
+            transport.set_write_buffer_limits(high=self.high)
         self.S.add(self)
 
     def connection_lost(self, exc):

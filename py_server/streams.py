@@ -28,9 +28,10 @@ With --push each connection also gets a task that writes its pushes and
 awaits drain() (push.StreamPush), woken by the worker's push schedule.
 """
 import asyncio
+import gc
 
 from .protocol import PING_NL, PONG, backlog_drained, discard, feed, set_bufs
-from .push import StreamPush, drop, message_maker, noted, seq_max
+from .push import StreamPush, drop, high_water, message_maker, noted, seq_max
 
 
 def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, push_size=0,
@@ -40,9 +41,12 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
     connection's pushes of push_size bytes, in the idiom push_flow names
     (push.FLOWS)."""
     bufs = sndbuf > 0 or rcvbuf > 0
+    _HANDLER[:] = [(w, push_size if schedule is not None else 0)]
+    high = None
     if schedule is not None:
         make = message_maker(push_size)
         smax = seq_max(push_size)
+        high = high_water(max_pending, push_size, push_flow)
 
     async def handle_conn(reader, writer):
         w.open += 1
@@ -55,6 +59,8 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
         p = None
         if schedule is not None:
             p = StreamPush(writer)
+            if high is not None:   # drain() would wait before the backlog passed --max-pending
+                writer.transport.set_write_buffer_limits(high=high)
             schedule.add(p)
             p.task = asyncio.get_running_loop().create_task(
                 p.run(w, make, push_size, smax, max_pending, push_flow == "honour"))
@@ -111,6 +117,37 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
                     w.low()
 
     return handle_conn
+
+
+# this worker's handler's counters and push size (make_handler), for abort_handlers
+_HANDLER = []
+
+
+def abort_handlers():
+    """Abort the connections the handlers' close() left open at the end of the
+    stop's grace (a peer that does not read keeps their output queued), taking
+    the output dropped out of the counters as the slow cut does (push.drop,
+    protocol.discard); each handler's finally then counts its close. Found by
+    type at shutdown (as loops.abort_protocols): no registry per connection."""
+    if not _HANDLER:
+        return 0
+    w, size = _HANDLER[0]
+    n = 0
+    for obj in gc.get_objects():
+        if size and type(obj) is StreamPush:
+            t, ledger = obj.writer.transport, obj.ledger
+        elif not size and type(obj) is asyncio.StreamWriter:
+            t, ledger = obj.transport, None
+        else:
+            continue
+        if t is None or not t.get_write_buffer_size():
+            continue    # nothing queued: its close ends it
+        if size:
+            drop(t, w, size, ledger)
+        else:
+            discard(t, w)
+        n += 1
+    return n
 
 
 async def start_server(handle_conn, sock, backlog):

@@ -26,6 +26,7 @@ from .loops import abort_protocols, make_backend, make_counters
 PUBLISH_S = 0.05        # the counters file is refreshed at 20 Hz (c1m-server's rate)
 EMFILE_RETRY_S = 0.1
 STOP_GRACE_S = 2.0      # connections still open this long after SIGTERM are aborted
+ABORT_S = 0.5           # then the loop runs this long at most, for their close to be counted
 _RESOURCE_ERRNOS = (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM)
 
 
@@ -61,6 +62,7 @@ class Worker:
         self.ls = CLOSED
         self.want_open = False
         self.stopping = False
+        self.aborted = False
         self.stop_deadline = 0.0
         self.retry = None
         self.startup_error = None
@@ -90,9 +92,15 @@ class Worker:
                 self.backend.stop()
                 return
             if time.monotonic() >= self.stop_deadline:
+                if self.aborted:
+                    self.backend.stop()
+                    return
+                # the connections' connection_lost() (and a streams handler's
+                # close) come a few loop passes after the abort: the loop runs
+                # on a little, until they are all counted closed or ABORT_S
                 abort_protocols()
-                self.backend.stop()
-                return
+                self.aborted = True
+                self.stop_deadline = time.monotonic() + ABORT_S
         self.backend.call_later(PUBLISH_S, self.tick)
 
     # -- listener and cap -------------------------------------------------

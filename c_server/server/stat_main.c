@@ -242,8 +242,14 @@ static int parse(int argc, char **argv, struct opts *o)
     struct c1m_cli c;
     c1m_cli_init(&c, "c1m-stat", usage_line, flags, F_NFLAGS, argc, argv);
     int f;
+    unsigned valued = 0; /* the flags with a value seen: a second one would replace the first */
     while ((f = c1m_cli_next(&c)) != C1M_CLI_END) {
         const char *v = c.value;
+        if (f == F_GET || f == F_WAIT || f == F_WATCH || f == F_COUNT || f == F_TIMEOUT) {
+            if (valued & (1u << f))
+                return c1m_cli_error(&c, c.flag, NULL, "given twice (one per run)");
+            valued |= 1u << f;
+        }
         switch (f) {
         case C1M_CLI_ERROR:
             return 2;

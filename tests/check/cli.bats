@@ -65,6 +65,11 @@ setup() {
     usage_case "$STAT" --wait --wait-ready --wait open=0 "$f"
     usage_case "$STAT" --count --count 2 "$f"
     usage_case "$STAT" --watch --wait open=0 --watch 10 "$f"
+    # a flag's second value would replace the first (the wait for open=5 went unchecked)
+    usage_case "$STAT" "--wait: given twice" --wait open=5 --wait closed=0 --timeout 1 "$f"
+    usage_case "$STAT" "--get: given twice" --get open --get pongs "$f"
+    usage_case "$STAT" "--timeout: given twice" --wait open=0 --timeout 1 --timeout 2 "$f"
+    usage_case "$STAT" "--watch: given twice" --watch 10 --watch 20 --count 1 "$f"
 }
 
 @test "--port LO-HI: bad ranges and too few workers exit 2 naming the flag (C programs and py_server)" {
