@@ -225,7 +225,8 @@ for r in rows:
     assert float(r["t_accept_s"]) > 0 and int(r["server_workers"]) >= 4, c
     # the figures lib/judge.py derives from the readings over SSH, as for a local run
     # (the server host's one socket per connection; no machine CPU: not this machine)
-    assert float(r["server_cpu_connect_s"]) > 0 and int(r["server_rss_kib"]) >= int(r["server_rss_idle_kib"]) > 0, r
+    # (c's 5k ramp can take 0.1 s: under one clock tick of CPU, 0.0)
+    assert float(r["server_cpu_connect_s"]) >= 0 and int(r["server_rss_kib"]) >= int(r["server_rss_idle_kib"]) > 0, r
     assert int(r["user_bytes_per_conn"]) >= 0 and 0 < int(r["kernel_bytes_per_conn"]) < 20000, r
     assert abs(float(r["hold_wall_s"]) - float(r["hold_s"])) < 3 and float(r["server_cpu_hold_pct"]) >= 0, r
     assert r["machine_cpu_connect_pct"] == "" and r["machine_cpu_hold_pct"] == "", r
