@@ -29,8 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 TARGETS = [
     ("help", "instant", "this list"),
     ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
-    ("check", "~40 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
-    ("test", "~11 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
+    ("check", "~25 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
+    ("test", "~8 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
     ("test-long", "~5 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
     ("demo", "~2 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
