@@ -344,16 +344,16 @@ class Run:
         t1 = time.time()
         if shown:
             progress_end()
+        O["t1"] = "%.6f" % (t1 + offset_ms / 1000)
         R["accepted"] = int(self.stat("open") or 0)
-        # t1 last: a reading that never came (a stop, a host lost) leaves the figure out
-        cpu1 = self.probe(self.srv, "cpu_ticks", *pids)
-        O.update(cpu1=cpu1, t1="%.6f" % (t1 + offset_ms / 1000))
+        O["cpu1"] = self.probe(self.srv, "cpu_ticks", *pids)
         if reached:
             O["ramp_end"] = "reached"
         time.sleep(2 * settle)
-        # (the server host holds one socket per connection: the clients' ends are elsewhere)
-        rss_full = self.probe(self.srv, "rss_kib", *pids)
-        O.update(slab1=self.probe(self.srv, "slab_kib"), rss_full=rss_full)
+        # (the server host holds one socket per connection: the clients' ends are
+        # elsewhere; a reading a stop or a lost host cut short leaves its figures out)
+        O["rss_full"] = self.probe(self.srv, "rss_kib", *pids)
+        O["slab1"] = self.probe(self.srv, "slab_kib")
         if reached and a.hold > 0:
             # each CPU reading between two clock readings (the hold's wall time
             # runs between their midpoints: an SSH round trip each)

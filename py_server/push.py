@@ -65,11 +65,11 @@ TRANSPORT_HIGH = 64 * 1024
 _FIXED = 24                 # b"push " + b" " + 16-digit USEC + b" " + b"\n"
 
 
-def high_water(max_pending, size, flow="honour"):
+def high_water(max_pending, size, honour=True):
     """The write buffer high-water mark a push connection's transport needs
     for the slow rule to see its backlog pass max_pending (None: the
-    transport's own will do)."""
-    return max_pending + size if flow == "honour" and max_pending + size > TRANSPORT_HIGH else None
+    transport's own will do; the naive idiom ignores the mark anyway)."""
+    return max_pending + size if honour and max_pending + size > TRANSPORT_HIGH else None
 
 
 def seq_max(size):
@@ -287,12 +287,12 @@ class PushProtocol(LineProtocol):
         cls.size = size
         cls.seq_max = seq_max(size)
         cls.honour = flow == "honour"
-        cls.high = high_water(cls.max_pending, size, flow)
+        cls.high = high_water(cls.max_pending, size, cls.honour)
 
     @classmethod
     def configure(cls, counters, max_pending=4096, sndbuf=4096, rcvbuf=4096, loop=None):
         LineProtocol.configure.__func__(cls, counters, max_pending, sndbuf, rcvbuf, loop)
-        cls.high = high_water(max_pending, cls.size, "honour" if cls.honour else "ignore")
+        cls.high = high_water(max_pending, cls.size, cls.honour)
 
     def connection_made(self, transport):
         self.seq = 0

@@ -46,7 +46,7 @@ def make_handler(w, max_pending=4096, sndbuf=4096, rcvbuf=4096, schedule=None, p
     if schedule is not None:
         make = message_maker(push_size)
         smax = seq_max(push_size)
-        high = high_water(max_pending, push_size, push_flow)
+        high = high_water(max_pending, push_size, push_flow == "honour")
 
     async def handle_conn(reader, writer):
         w.open += 1
@@ -130,9 +130,8 @@ def abort_handlers():
     protocol.discard); each handler's finally then counts its close. Found by
     type at shutdown (as loops.abort_protocols): no registry per connection."""
     if not _HANDLER:
-        return 0
+        return
     w, size = _HANDLER[0]
-    n = 0
     for obj in gc.get_objects():
         if size and type(obj) is StreamPush:
             t, ledger = obj.writer.transport, obj.ledger
@@ -146,8 +145,6 @@ def abort_handlers():
             drop(t, w, size, ledger)
         else:
             discard(t, w)
-        n += 1
-    return n
 
 
 async def start_server(handle_conn, sock, backlog):

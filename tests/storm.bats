@@ -25,7 +25,6 @@ setup() {
     BLACKHOLE_PID=
 }
 teardown() {
-    stop_pid "$BENCH_PID"
     stop_pid "${BLACKHOLE_PID:-}"
     stop_test_processes
     check_sanitizer_logs

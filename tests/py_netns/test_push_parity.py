@@ -80,6 +80,32 @@ class PushParity:
         self.assertEqual(s["raw_bytes"], size * s["received"] + 5 * s["pongs"] + s["tail_bytes"], s)
         self.assertLess(s["tail_bytes"], size * max(1, s["connections"]), s)
 
+    def peer(self, port, rcvbuf):
+        """A raw connection to port with a small receive buffer (one that reads
+        nothing unless the test does), closed after the test."""
+        s = socket.socket(socket.AF_INET)
+        self.addCleanup(s.close)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)
+        s.settimeout(10)
+        s.connect((HOST, port))
+        return s
+
+    @staticmethod
+    def read_to_end(s, timeout=5):
+        """What is left to read on s: until EOF, a reset or timeout s of quiet."""
+        s.setblocking(True)
+        s.settimeout(timeout)
+        got = b""
+        try:
+            while len(got) < 1 << 24:
+                d = s.recv(65536)
+                if not d:
+                    break
+                got += d
+        except (ConnectionResetError, socket.timeout):
+            pass
+        return got
+
     def server(self, port, name, *args):
         path = os.path.join(self.tmp.name, name + ".stats")
         proc = base.start_server(self.loop, self.api, port, path, *args)
@@ -177,11 +203,7 @@ class PushParity:
         port = self.port + 30
         _, path = self.server(port, "pinger", "--push", "64", "--push-every", "0.01",
                               "--max-pending", "65536")
-        s = socket.socket(socket.AF_INET)
-        self.addCleanup(s.close)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        s.settimeout(10)
-        s.connect((HOST, port))
+        s = self.peer(port, 4096)
         s.setblocking(False)
         burst = b"ping\n" * 4000
         sent = 0
@@ -194,17 +216,7 @@ class PushParity:
             except ConnectionError:
                 break
         t = self.wait_total(lambda t: t["slow"] == 1 and t["open"] == 0, "the pinger cut", path)
-        s.setblocking(True)
-        s.settimeout(5)
-        got = b""
-        try:
-            while len(got) < 1 << 24:
-                d = s.recv(65536)
-                if not d:
-                    break
-                got += d
-        except (ConnectionResetError, socket.timeout):
-            pass
+        got = self.read_to_end(s)
         got = got[:got.rfind(b"\n") + 1]
         pongs = got.count(b"pong\n")
         pushes = got.count(b"push ")
@@ -311,11 +323,7 @@ class PushParity:
         port = self.port + 30
         _, path = self.server(port, "high", "--push", "1024", "--push-every", "0.001",
                               "--max-pending", "200000")
-        s = socket.socket(socket.AF_INET)
-        self.addCleanup(s.close)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        s.settimeout(10)
-        s.connect((HOST, port))
+        self.peer(port, 1024)
         t = self.wait_total(lambda t: t["slow"] == 1 and t["open"] == 0, "the peer cut", path, timeout=20)
         self.assertGreater(t["pushed"], 0, t)
 
@@ -328,11 +336,7 @@ class PushParity:
         port = self.port + 30
         proc, path = self.server(port, "stop", "--push", "1024", "--push-every", "0.005",
                                  "--max-pending", "2000000")
-        s = socket.socket(socket.AF_INET)
-        self.addCleanup(s.close)
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-        s.settimeout(10)
-        s.connect((HOST, port))
+        s = self.peer(port, 1024)
         # 2 s: 400 pushes, a backlog past the kernel's buffers (some 64 KiB) that
         # stays in a Python server (c1m-server keeps a count and sends no more)
         self.wait_total(lambda t: t["pushed"] > 0, "a push", path)
@@ -340,15 +344,7 @@ class PushParity:
         rc, err = base.stop_server(proc, timeout=20)
         self.assertEqual(rc, 0, err)
         t = self.total(path)
-        got = b""
-        try:
-            while len(got) < 1 << 24:
-                d = s.recv(65536)
-                if not d:
-                    break
-                got += d
-        except (ConnectionResetError, socket.timeout):
-            pass
+        got = self.read_to_end(s)
         pushes = got.count(b"push ")
         self.assertEqual((t["open"], t["closed"], t["slow"]), (0, 1, 0), t)
         self.assertGreater(pushes, 0)
