@@ -492,7 +492,7 @@ PY
     # wait_run and show_log from bench.sh, run with no command on PATH: a tick
     # that starts a process (sleep, cat) fails
     run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_run() {/,/^}/p" -e "/^show_log() {/,/^}/p" "$1/harness/bench.sh")"
-        eval "$(sed -n -e "/^wait_child() {/,/^}/p" "$1/harness/lib/common.sh")"
+        eval "$(sed -n -e "/^wait_child() {/,/^}/p" -e "/^timed_read() {/,/^}/p" "$1/harness/lib/common.sh")"
         log=$2/run.log; : > "$log"
         (echo first; sleep 0.5; printf "second\rthird"; sleep 0.5; printf " fourth\n"; exit 7) >> "$log" &
         pid=$!
@@ -507,7 +507,7 @@ PY
 
 @test "wait_child: the child's exit status, CMD each tick, and a stop signal's trap run while the child ignores that signal" {
     # (an `&` child ignores SIGINT: the trap must not wait for it to end)
-    run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_child() {/,/^}/p" "$1/harness/lib/common.sh")"
+    run timeout 30 bash -c 'eval "$(sed -n -e "/^wait_child() {/,/^}/p" -e "/^timed_read() {/,/^}/p" "$1/harness/lib/common.sh")"
         (sleep 0.5; exit 3) &
         n=0; tick() { n=$((n + 1)); }
         wait_child "$!" tick; echo "rc=$? ticks>=2:$([ "$n" -ge 2 ] && echo yes)"

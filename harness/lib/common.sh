@@ -30,7 +30,7 @@ require_root() {
 # should one exit the script during a signal's cleanup, the EXIT trap carries
 # on with the rest (entries should not exit: inside the EXIT trap that ends all).
 _C1M_DEFER_WORDS=() _C1M_DEFER_START=() _C1M_DEFER_LEN=()
-_C1M_CLEANING=0
+_C1M_CLEANING=0 _C1M_IN_READ=0 _C1M_PENDING_SIGNAL=""
 on_exit() {
     [ $# -gt 0 ] || return 0
     _C1M_DEFER_START+=("${#_C1M_DEFER_WORDS[@]}")
@@ -55,6 +55,8 @@ _c1m_run_cleanup() {
 _C1M_SIGNAL_HOOK=""
 _c1m_on_signal() {
     [ "$_C1M_CLEANING" = 1 ] && return 0
+    # inside timed_read: noted, handled once the read returned (see there)
+    if [ "$_C1M_IN_READ" = 1 ]; then _C1M_PENDING_SIGNAL=$1; return 0; fi
     _C1M_CLEANING=1
     log "interrupted (SIG$1): cleaning up"
     [ -n "$_C1M_SIGNAL_HOOK" ] && "$_C1M_SIGNAL_HOOK" "$1"
@@ -112,6 +114,29 @@ heartbeat_auto() {
     echo "$hb"
 }
 
+# timed_read SECONDS FD [VAR]: the builtin read of a line from FD, for at
+# most SECONDS, safe for the stop traps. Bash (5.2) times `read -t` with
+# SIGALRM and a longjmp back into the read: a trap that runs while the read
+# waits (bash runs a trapped signal's handler there) and still runs when the
+# timeout expires is abandoned at its next command substitution, and the
+# script carries on after the read as if no signal had come. Seen: SIGTERM to
+# anatomy-cpu during a ramp ran half its cleanup (the namespace's processes
+# being read when the read's 0.2 s ran out), then went on to the hold; and
+# once bash aborting in the cleanup ("longjmp causes uninitialized stack
+# frame", exit 134) after perf's acknowledgement read. So during the read a
+# stop signal is only noted (_c1m_on_signal), and handled once it returned.
+timed_read() {
+    local _rc _sig
+    _C1M_IN_READ=1
+    read -r -t "$1" -u "$2" "${3:-_}"; _rc=$?
+    _C1M_IN_READ=0
+    if [ -n "$_C1M_PENDING_SIGNAL" ]; then
+        _sig=$_C1M_PENDING_SIGNAL _C1M_PENDING_SIGNAL=""
+        _c1m_on_signal "$_sig"
+    fi
+    return "$_rc"
+}
+
 # wait_child PID [CMD ARG...]: wait until this shell's background child PID
 # ends, running CMD every 0.2 s meanwhile; the child's exit status. Not a bare
 # `wait PID`: a stop signal that lands after bash last looked for pending traps
@@ -120,15 +145,16 @@ heartbeat_auto() {
 # SIGINT until it installs its own handler (a Python sampler: until its imports
 # are done), so a SIGINT to the group in that moment left run_one.sh waiting out
 # the storm's recovery watch (STORM_TIMEOUT, 300 s) with its cleanup undone.
-# Here the wait is a builtin read with a timeout on a pipe no one writes to
-# (this shell holds both ends; opened once the child runs, so it does not
-# inherit it): no process per tick, and a pending trap runs within 0.2 s.
+# Here the wait is a builtin read with a timeout (timed_read) on a pipe no one
+# writes to (this shell holds both ends; opened once the child runs, so it
+# does not inherit it): no process per tick, and a stop signal is handled
+# within 0.2 s.
 wait_child() {
     local pid=$1 tick
     shift
     exec {tick}<> <(:)
     while kill -0 "$pid" 2>/dev/null; do
-        read -r -t 0.2 -u "$tick" _
+        timed_read 0.2 "$tick"
         [ $# -eq 0 ] || "$@"
     done
     exec {tick}<&-

@@ -117,7 +117,7 @@ _perf_ctl() {
     [ "$PERF_PID" != 0 ] || return 1
     printf '%s\n' "$1" >&"$_PERF_CTL_FD" || return 1
     for ((i = 0; i < 30; i++)); do
-        if read -r -t 1 -u "$_PERF_ACK_FD" reply; then
+        if timed_read 1 "$_PERF_ACK_FD" reply; then    # (lib/common.sh: safe for the stop traps)
             [ "$reply" = ack ] && return 0
             continue
         fi

@@ -1,0 +1,62 @@
+#!/usr/bin/env bats
+# harness/lib/common.sh's stop traps against bash's timed read (no root, no
+# namespace; make check). Bash 5.2 times `read -t` with SIGALRM and a longjmp:
+# a trap that ran inside the read and outlived its timeout was abandoned at
+# its next command substitution, and the script carried on after the read as
+# if no signal had come (SIGTERM to anatomy-cpu mid-ramp: half its cleanup,
+# then the hold). timed_read notes the signal and handles it after the read.
+
+load ../helpers
+load_bats_libs
+
+# stopped SCRIPT: SCRIPT (bash, common.sh sourced, set -u) run in the
+# background, SIGTERM once it printed "waiting", its exit status and output
+stopped() {
+    local p i
+    bash -c 'set -u; C1M_ROOT=$1; source "$1/harness/lib/common.sh"; eval "$2"' - "$C1M_ROOT" "$1" \
+        > "$BATS_TEST_TMPDIR/out" 2>&1 &
+    p=$!
+    for ((i = 0; i < 100; i++)); do grep -q waiting "$BATS_TEST_TMPDIR/out" && break; sleep 0.05; done
+    sleep 0.3                   # well inside the read
+    kill -TERM "$p"
+    RC=0; wait "$p" || RC=$?
+    OUT=$(cat "$BATS_TEST_TMPDIR/out")
+}
+
+@test "traps: a stop signal during wait_child runs the whole cleanup, command substitutions and all, and exits 130" {
+    stopped '
+        slow() { local x; x=$(sleep 0.7; echo done); echo "cleanup $x"; }
+        sleep 30 & child=$!
+        on_exit stop_pid "$child" 5
+        on_exit slow
+        echo waiting
+        wait_child "$child"
+        echo "carried on after the wait"'
+    [ "$RC" = 130 ] || fail "exit $RC: $OUT"
+    [[ $OUT == *"cleanup done"* ]] || fail "the cleanup was cut short: $OUT"
+    [[ $OUT != *"carried on"* ]] || fail "the script went on after the signal: $OUT"
+}
+
+@test "traps: a stop signal during timed_read (perf's acknowledgement) is handled once the read returns" {
+    stopped '
+        slow() { local x; x=$(sleep 1.5; echo done); echo "cleanup $x"; }
+        on_exit slow
+        exec {fd}<> <(:)
+        echo waiting
+        timed_read 1 "$fd" reply
+        echo "carried on after the read"'
+    [ "$RC" = 130 ] || fail "exit $RC: $OUT"
+    [[ $OUT == *"cleanup done"* ]] || fail "the cleanup was cut short: $OUT"
+    [[ $OUT != *"carried on"* ]] || fail "the script went on after the signal: $OUT"
+}
+
+@test "traps: timed_read returns the line read, and a timeout's status" {
+    run bash -c 'set -u; C1M_ROOT=$1; source "$1/harness/lib/common.sh"
+        exec {fd}<> <(:)
+        echo hello >&$fd
+        timed_read 1 "$fd" got; echo "rc=$? got=$got"
+        timed_read 0.1 "$fd" got; echo "rc=$?"' - "$C1M_ROOT"
+    assert_success
+    assert_line "rc=0 got=hello"
+    assert_line --regexp '^rc=(1[3-9][0-9]|2[0-9][0-9])$'
+}
