@@ -159,42 +159,32 @@ ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
 cpid=$!
 on_exit stop_pid "$cpid" 120
 
-# Ramp: poll the server's counters until it holds all N. Progress is a new
-# high of the server's open count: a ramp without one for --ramp-stall seconds
-# (threads at its thread limit) stops as ramp-stalled, not at --timeout.
-reached=0 shown=0 best=0 t_best=$t0
-while :; do
-    if "$BUILD/c1m-stat" --wait "open=$conns" --timeout 1 "$stats" > /dev/null 2>&1; then
-        reached=1; break
-    fi
-    t=$(now_s)
-    open=$(stat_get "$stats" open)
-    el=$(elapsed "$t0" "$t")
-    [ "$quiet" = 1 ] || { shown=1; progress '  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs ' "$contender" \
-        "$conns" "${open:-0}" "$conns" "$(awk -v o="${open:-0}" -v e="$el" 'BEGIN{print (e > 0 ? o / e : 0)}')" "$el" >&2; }
-    if ! kill -0 "$spid" 2>/dev/null; then
-        obs ramp_end server-exited; obs ramp_oom "$(oom_killed - "$server_up_s" "$spid" $workers)"; break
-    fi
-    if ! kill -0 "$cpid" 2>/dev/null; then
-        # The client ends early only on failure (it holds forever otherwise).
-        obs ramp_end client-exited
-        obs client_log "$(tail -n 2 "$out/client.log" | tr '\n=' '  ' | cut -c1-160 | sed 's/ *$//')"; break
-    fi
-    usable=$(mem_usable_mib)
-    if [ -n "$usable" ] && [ "$usable" -lt "$min_avail" ]; then obs ramp_end oom-guard; break; fi
-    if awk -v e="$el" -v t="$timeout" 'BEGIN{exit !(e > t)}'; then obs ramp_end timeout; break; fi
-    if [[ ${open:-} =~ ^[0-9]+$ ]] && [ "$open" -gt "$best" ]; then
-        best=$open t_best=$t
-    elif [ "$ramp_stall" -gt 0 ] && awk -v e="$(elapsed "$t_best" "$t")" -v s="$ramp_stall" 'BEGIN{exit !(e > s)}'; then
-        obs ramp_end ramp-stalled; obs ramp_best "$best"; obs ramp_open "${open:-}"; obs ramp_elapsed_s "$el"; break
-    fi
-done
-t1=$(now_s)
+# Ramp: until the server holds all N by its own counters, or a stop rule ends
+# it (lib/rampmon.py, their one home: a worker died, the server or the client
+# exited, the memory guard, --timeout, --ramp-stall), with a progress line.
+# How it ended and when (t1) are observations (--merge-obs).
+watch=off
+[ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
+rm -f "$out/ramp-end.json"
+"$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
+    --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --t0 "$t0" --server "$spid" --client "$cpid" \
+    --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
+    --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
+wpid=$!
+on_exit stop_pid "$wpid" 5
+wait_child "$wpid"
+case $? in
+    0) reached=1 ;;
+    3) reached=0 ;;
+    # (a stop signal to the group ends the watch too: its trap, pending, runs first)
+    *) sleep 0.3; die "$contender: the ramp's watch failed (lib/rampmon.py)" ;;
+esac
+M+=(--merge-obs "$out/ramp-end.json")
+t1=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/ramp-end.json" t1)
 mark
-[ "$shown" = 1 ] && progress_end
-obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"; obs t1 "$t1"
+[ "$reached" = 1 ] || obs ramp_oom "$(oom_killed - "$server_up_s" "$spid" $workers)"
+obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"
 R[accepted]=$(stat_get "$stats" open)
-[ "$reached" = 1 ] && obs ramp_end reached
 stop_pid "$apid" 5
 "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
 merge_summary "$out/acceptq.json"

@@ -51,7 +51,9 @@ import c1m_root  # noqa: E402,F401  (py_server.cli_rules)
 import clientmerge  # noqa: E402
 import contenders  # noqa: E402
 import hosts as hostsfile  # noqa: E402
+import rampmon  # noqa: E402
 import remote  # noqa: E402
+from progress import Progress  # noqa: E402
 from py_server import cli_rules  # noqa: E402
 
 RECORD = os.path.join(HERE, "lib", "record.py")
@@ -74,24 +76,9 @@ def log(msg):
     sys.stderr.flush()
 
 
-# run_one.sh's progress (lib/common.sh): redrawn with \r when stderr was a
-# terminal at the start (main sets TTY before --log); else a plain line at a
-# new phase and at most one every 10 s, so a piped log holds no \r.
-PROGRESS = {"tty": False, "fmt": None, "next": 0.0}
-
-
-def progress(fmt, args):
-    if PROGRESS["tty"]:
-        sys.stderr.write("\r" + fmt % args)
-    elif fmt != PROGRESS["fmt"] or time.monotonic() >= PROGRESS["next"]:
-        PROGRESS.update(fmt=fmt, next=time.monotonic() + 10)
-        sys.stderr.write(fmt % args + "\n")
-    sys.stderr.flush()
-
-
-def progress_end():
-    if PROGRESS["tty"]:
-        sys.stderr.write("\n")
+# the progress line (lib/progress.py): redrawn when stderr was a terminal at
+# the start (main sets it before --log)
+PROGRESS = Progress("line")
 
 
 def parse_args(argv):
@@ -299,56 +286,45 @@ class Run:
         for h, _, p, _ in clients:
             if not p.expect("pid", 30):
                 raise Lost(h, "starting the client: %s" % " ".join(p.stderr_tail()))
-        # the ramp: until the streamed counters show N open
-        reached = False
-        shown = False
-        best, t_best = 0, t0    # progress: a new high of open (run_one.sh's rule)
+        # the ramp: until the streamed counters show N open, or a stop rule
+        # ends it (lib/rampmon.py's Ramp, their one home); a host whose session
+        # ended without an exit status is lost, not a verdict
+        ramp = rampmon.Ramp(a.n, t0, a.timeout, a.ramp_stall)
         while True:
             row = last_row(ramp_path)
             opened = int(row["open"]) if row else 0
+            dead = int(row.get("workers_dead") or 0) if row else 0
             now = time.time()
             el = now - t0
             if not a.quiet:
-                shown = True
-                progress("  %-17s %8d  accepted %8d / %-8d %7.0f/s  %6.1fs (remote) ",
-                         (a.contender, a.n, opened, a.n, opened / el if el > 0 else 0, el))
-            if opened >= a.n:
-                reached = True
-                break
-            if row and int(row.get("workers_dead") or 0) > 0:
-                O["ramp_end"] = "worker-died"
-                break
-            if not server.alive():
-                if server.ended_with() is None:
-                    raise Lost(self.srv, "the server's session ended during the ramp")
-                O.update(ramp_end="server-exited", ramp_exit=str(server.rc))
-                break
-            if watcher.poll() is not None:
-                raise Lost(self.srv, "the counters stream ended during the ramp")
-            gone = [(h, p) for h, _, p, _ in clients if not p.alive()]
-            if gone:
-                h, p = gone[0]
-                if p.ended_with() is None:
-                    raise Lost(h, "its session ended during the ramp")
-                O.update(ramp_end="client-exited", ramp_client=h["name"], ramp_exit=str(p.rc))
-                break
-            if el > a.timeout:
-                O["ramp_end"] = "timeout"
-                break
-            if opened > best:
-                best, t_best = opened, now
-            elif a.ramp_stall > 0 and now - t_best > a.ramp_stall:
-                O.update(ramp_end="ramp-stalled", ramp_best=str(best), ramp_open=str(opened), ramp_elapsed_s=str(el))
+                PROGRESS.show(rampmon.PROGRESS_FMT, (a.contender, a.n, opened, a.n, opened / el if el > 0 else 0,
+                                                     el, " (remote)"))
+            alive, gone = server.alive(), []
+            if opened < a.n and not dead:
+                if not alive:
+                    if server.ended_with() is None:
+                        raise Lost(self.srv, "the server's session ended during the ramp")
+                elif watcher.poll() is not None:
+                    raise Lost(self.srv, "the counters stream ended during the ramp")
+                else:
+                    gone = [(h, p) for h, _, p, _ in clients if not p.alive()]
+                    if gone and gone[0][1].ended_with() is None:
+                        raise Lost(gone[0][0], "its session ended during the ramp")
+            end = ramp.step(now, opened, dead=dead, server=alive, client=not gone)
+            if end is not None:
+                if end["ramp_end"] == "server-exited":
+                    end["ramp_exit"] = str(server.rc)
+                elif end["ramp_end"] == "client-exited":
+                    end.update(ramp_client=gone[0][0]["name"], ramp_exit=str(gone[0][1].rc))
+                O.update(end)
                 break
             time.sleep(0.05)
         t1 = time.time()
-        if shown:
-            progress_end()
+        PROGRESS.end()
+        reached = O["ramp_end"] == "reached"
         O["t1"] = "%.6f" % (t1 + offset_ms / 1000)
         R["accepted"] = int(self.stat("open") or 0)
         O["cpu1"] = self.probe(self.srv, "cpu_ticks", *pids)
-        if reached:
-            O["ramp_end"] = "reached"
         time.sleep(2 * settle)
         # (the server host holds one socket per connection: the clients' ends are
         # elsewhere; a reading a stop or a lost host cut short leaves its figures out)
@@ -419,20 +395,18 @@ class Run:
         end = time.time() + seconds
         while time.time() < end:
             if not self.a.quiet:
-                progress("  %-17s %8d  holding (remote): %4ds left ",
-                         (self.a.contender, self.a.n, int(end - time.time() + 0.999)))
+                PROGRESS.show("  %-17s %8d  holding (remote): %4ds left ",
+                              (self.a.contender, self.a.n, int(end - time.time() + 0.999)))
             for p in procs:
                 if not p.alive():
                     if p.ended_with() is None:
                         raise Lost(p.host, "its session ended during the hold")
-                    if not self.a.quiet:
-                        progress_end()
+                    PROGRESS.end()
                     if p.host is self.srv:
                         return {"hold_end": "server-exited", "hold_exit": str(p.rc)}
                     return {"hold_end": "client-exited", "hold_client": p.host["name"], "hold_exit": str(p.rc)}
             time.sleep(0.5)
-        if not self.a.quiet:
-            progress_end()
+        PROGRESS.end()
         return {}
 
     def keepalive(self):
@@ -528,7 +502,8 @@ def last_row(path):
 
 def main(argv):
     a = parse_args(argv)
-    PROGRESS["tty"] = sys.stderr.isatty()
+    if sys.stderr.isatty():
+        PROGRESS.mode = "tty"
     if a.log:
         fd = os.open(a.log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         os.dup2(fd, 2)

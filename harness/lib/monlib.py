@@ -1,7 +1,7 @@
-"""monlib.py - what the scenario monitors (stallmon.py, stormmon.py) share:
-reading the server's counters and its processes, and their JSON-lines files
-(harness/README.md "Scenario monitors"; disturb.py reads its samples with load
-too)."""
+"""monlib.py - what the monitors (rampmon.py, stallmon.py, stormmon.py)
+share: reading the server's counters, its processes and the client's log, and
+their JSON-lines files (harness/README.md "Scenario monitors"; disturb.py
+reads its samples with load too)."""
 import argparse
 import json
 import math
@@ -19,6 +19,27 @@ def stat_get(c1m_stat, stats, key):
         return None
     v = r.stdout.strip()
     return int(v) if r.returncode == 0 and v.isdigit() else None
+
+
+def wait_open(c1m_stat, stats, n):
+    """True once the server's counters show N open (c1m-stat --wait open=N,
+    for at most a second; False at once when a worker is dead)."""
+    try:
+        return subprocess.run([c1m_stat, "--wait", f"open={n}", "--timeout", "1", stats],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def log_tail(path):
+    """A log's last two lines on one line, at most 160 characters, without
+    '=' (a note's words, never a key=value)."""
+    try:
+        with open(path, errors="replace") as f:
+            text = "".join(f.readlines()[-2:])
+    except OSError:
+        return ""
+    return text.replace("\n", " ").replace("=", " ")[:160].rstrip(" ")
 
 
 def live(pid):
@@ -77,6 +98,15 @@ def positive(kind):
             raise argparse.ArgumentTypeError("expects a %s above 0, not %r"
                                              % ("whole number" if kind is int else "number", text))
         return v
+    return conv
+
+
+def count():
+    """An argparse type: a whole number >= 0."""
+    def conv(text):
+        if not (text.isascii() and text.isdigit()) or len(text) > 12:
+            raise argparse.ArgumentTypeError("expects a whole number >= 0, not %r" % text)
+        return int(text)
     return conv
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """record.py - the one JSON record a run writes (OUT/result.json), and reads of it.
 
-    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... [--merge FILE]... key=value...
+    record.py write OUT.json [--client CLIENT.json] [--obs NAME=TEXT]... [--merge FILE]...
+                    [--merge-obs FILE]... key=value...
     record.py get FILE KEY...
     record.py pairs FILE KEY
 
@@ -13,7 +14,8 @@ each value typed as if given as key=value, its "flags" added to the record's
 (a missing or empty file adds nothing). With --client the client's whole JSON summary is
 kept under "client", and the flat client_* columns runs.csv shows are derived
 from it (a key=value given explicitly wins). Then the verdict
-(lib/judge.py) from the run's observations (--obs, kept as text in
+(lib/judge.py) from the run's observations (--obs, and --merge-obs: a
+monitor's JSON object of observations, lib/rampmon.py's; kept as text in
 observations.json beside OUT.json): the status, the note, the flags, the
 sanity bounds (a negative byte, KiB, percentage or seconds figure, a CPU%
 above what the machine has, more accepted than asked for, each add a word to
@@ -95,19 +97,33 @@ def client_columns(j):
     }
 
 
-def merge(rec, path):
-    """A sampler's JSON summary in PATH into rec (see the module's doc)."""
+def load_object(path):
+    """The JSON object in PATH ({} when it is missing or empty; an unreadable
+    one is said and counts as {})."""
     try:
         with open(path) as f:
             text = f.read()
-        summary = json.loads(text) if text.strip() else {}
-        if not isinstance(summary, dict):
+        obj = json.loads(text) if text.strip() else {}
+        if not isinstance(obj, dict):
             raise ValueError("not a JSON object")
     except FileNotFoundError:
-        return
+        return {}
     except (OSError, ValueError) as e:
         print(f"record.py: {path}: {e}", file=sys.stderr)
-        return
+        return {}
+    return obj
+
+
+def merge_obs(obs, path):
+    """A monitor's observations in PATH into obs, as text (an --obs each)."""
+    for k, v in load_object(path).items():
+        if KEY_RE.match(k) and isinstance(v, (str, int, float)) and not isinstance(v, bool):
+            obs[k] = str(v)
+
+
+def merge(rec, path):
+    """A sampler's JSON summary in PATH into rec (see the module's doc)."""
+    summary = load_object(path)
     for k, v in summary.items():
         if not KEY_RE.match(k):
             continue
@@ -124,7 +140,7 @@ def cmd_write(args):
     if out.startswith("-"):     # `write --help` wrote a failed record to a file named --help
         usage("write: OUT.json first, not an option: %s" % out)
     client_path = None
-    rec, obs, merges = {}, {}, []
+    rec, obs, merges, obs_files = {}, {}, [], []
     i = 0
     while i < len(rest):
         a = rest[i]
@@ -138,6 +154,12 @@ def cmd_write(args):
             if i + 1 >= len(rest):
                 usage("--merge: needs a file")
             merges.append(rest[i + 1])
+            i += 2
+            continue
+        if a == "--merge-obs":
+            if i + 1 >= len(rest):
+                usage("--merge-obs: needs a file")
+            obs_files.append(rest[i + 1])
             i += 2
             continue
         if a == "--obs":
@@ -154,6 +176,8 @@ def cmd_write(args):
         i += 1
     for path in merges:
         merge(rec, path)
+    for path in obs_files:
+        merge_obs(obs, path)
     if client_path and os.path.exists(client_path) and os.path.getsize(client_path) > 0:
         try:
             with open(client_path) as f:

@@ -32,12 +32,11 @@ Exit: 0 done, 1 FILE unreadable, 2 usage.
 """
 import json
 import signal
-import subprocess
 import sys
 import time
 
 import monlib
-from monlib import append, live, load, stat_get
+from monlib import append, live, load, log_tail, stat_get, wait_open
 
 # TcpExt counter -> its key (probe.sh netns_tcp_counters)
 COUNTERS = {"ListenOverflows": "listen_overflows", "ListenDrops": "listen_drops",
@@ -72,24 +71,6 @@ def pss_kib(pids):
     return total
 
 
-def log_tail(path):
-    """The client log's last two lines as storm.sh quoted them."""
-    try:
-        with open(path, errors="replace") as f:
-            text = "".join(f.readlines()[-2:])
-    except OSError:
-        return ""
-    return text.replace("\n", " ").replace("=", " ")[:160].rstrip(" ")
-
-
-def recovered(a):
-    try:
-        return subprocess.run([a.c1m_stat, "--wait", f"open={a.conns}", "--timeout", "1", a.stats],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
 def judge(s, conns, limit):
     """The failure a pass shows, as (status, why), or None: S holds the pass's
     open, dead, server (alive), client (alive) and el (seconds since the kill)."""
@@ -115,7 +96,7 @@ def cmd_sample(a):
     pids = a.pids.split()
     peak, shown, end = 0, 0, None
     while end is None:
-        if recovered(a):
+        if wait_open(a.c1m_stat, a.stats, a.conns):
             end = ("recovered", "")
             break
         if stop or (a.root and not live(a.root)):

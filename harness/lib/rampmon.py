@@ -1,0 +1,190 @@
+#!/usr/bin/python3
+"""rampmon.py - when a ramp ends: the one home of its stop rules (Ramp),
+for the three drivers: run_one.sh and harness/anatomy-cpu watch a local ramp
+with `rampmon.py watch`; run_remote.py steps a Ramp over the counters it
+streams back from the server host.
+
+    rampmon.py watch --out FILE --stats FILE --c1m-stat PATH --conns N --t0 S
+                     --server PID --client PID [--timeout S] [--ramp-stall S]
+                     [--min-available MIB] [--client-log FILE] [--root PID]
+                     [--label TEXT] [--progress off|line|tty]
+
+watch: polls the server's counters (c1m-stat --wait open=N, which polls the
+file every 10 ms, for at most a second a pass; then its total line for the
+open and dead counts) until a rule below ends the ramp, with a progress line
+on stderr (--progress: tty redraws one line with \\r, line prints one at the
+start and one every 10 s; off: none). Then it writes FILE: one JSON object,
+the observations saying how the ramp ended (`ramp_end` and its facts, as
+lib/judge.py reads them: record.py write --merge-obs) and `t1` (when it
+ended, the epoch in seconds); a ramp that did not reach N is also said on
+stderr, in lib/judge.py's words ("LABEL: not all accepted after 600s"). On SIGTERM, SIGINT or
+SIGHUP, or once --root is gone, it exits 130 writing nothing (the run was
+stopped: its caller's cleanup says so).
+
+The rules, tried in this order at every pass (Ramp.step); the ramp ends at
+the first that holds:
+  reached        the server's counters show N open
+  worker-died    they show a dead worker (c1m-stat's waits fail at once
+                 then: without this rule a ramp whose server outlived a
+                 worker polled without pause until --ramp-stall)
+  server-exited  the server's process is gone
+  client-exited  the load client is gone (it ends early only on failure;
+                 the end of --client-log is kept)
+  oom-guard      usable memory (MemAvailable less SReclaimable,
+                 py_server/cli_rules.py) under --min-available MiB
+  timeout        more than --timeout s since t0 (default 600)
+  ramp-stalled   no new high of the open count for --ramp-stall s (default
+                 120; 0: never): a server at a limit (threads at its thread
+                 limit) stops here, not at --timeout
+
+Exit: 0 reached, 3 the ramp ended otherwise (FILE says how), 1 FILE cannot
+be written, 2 usage, 130 stopped. Standard library only.
+"""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import c1m_root  # noqa: F401  (py_server.cli_rules)
+import judge
+import monlib
+from monlib import live, log_tail, wait_open
+from progress import Progress
+from py_server import cli_rules
+
+# progress line: the contender, N, accepted of N, the rate, seconds (run_one.sh's)
+PROGRESS_FMT = "  %-17s %8s  accepted %8d / %-8d %7.0f/s  %6.1fs%s "
+
+
+class Ramp:
+    """The ramp's stop rules (the module's doc lists them, in order).
+    step() gets one pass's readings and returns None while the ramp goes on,
+    else the observations that end it: {"ramp_end": RULE, ...its facts}."""
+
+    def __init__(self, target, t0, timeout=600, stall=120, min_available=0):
+        self.target, self.t0, self.timeout, self.stall = target, t0, timeout, stall
+        self.min_available = min_available
+        self.best, self.t_best = 0, t0    # progress: a new high of the open count
+
+    def step(self, now, opened, dead=0, server=True, client=True, usable_mib=None):
+        """OPENED: the server's open count (None: unreadable this pass); DEAD:
+        its dead workers; SERVER, CLIENT: whether each still runs; USABLE_MIB:
+        usable memory (None: not watched)."""
+        el = now - self.t0
+        if opened is not None and opened >= self.target:
+            return {"ramp_end": "reached"}
+        if dead:
+            return {"ramp_end": "worker-died"}
+        if not server:
+            return {"ramp_end": "server-exited"}
+        if not client:
+            return {"ramp_end": "client-exited"}
+        if usable_mib is not None and usable_mib < self.min_available:
+            return {"ramp_end": "oom-guard"}
+        if el > self.timeout:
+            return {"ramp_end": "timeout"}
+        if opened is not None and opened > self.best:
+            self.best, self.t_best = opened, now
+        elif self.stall > 0 and now - self.t_best > self.stall:
+            return {"ramp_end": "ramp-stalled", "ramp_best": str(self.best),
+                    "ramp_open": "" if opened is None else str(opened), "ramp_elapsed_s": f"{el:.3f}"}
+        return None
+
+
+def note(end, target, timeout, stall, min_available):
+    """lib/judge.py's note for the ramp's end ("" when reached)."""
+    rec = {"target": target, "timeout_s": timeout, "ramp_stall_s": stall, "min_available_mib": min_available}
+    return judge.ramp_verdict(rec, dict(end, ready="ok"))[1]
+
+
+def total(c1m_stat, stats):
+    """{counter: int} of the counters file's total line ({} when unreadable)."""
+    try:
+        r = subprocess.run([c1m_stat, "--total", stats], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if r.returncode != 0:
+        return {}
+    return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if v.isdigit()}
+
+
+def usable_mib():
+    try:
+        return cli_rules.mem_usable_kib() // 1024
+    except (OSError, ValueError):
+        return None
+
+
+def cmd_watch(a):
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.append(1))
+    ramp = Ramp(a.conns, a.t0, a.timeout, a.ramp_stall, a.min_available)
+    shown = Progress(a.progress)
+    while True:
+        if wait_open(a.c1m_stat, a.stats, a.conns):
+            end = {"ramp_end": "reached"}
+            break
+        if stop or (a.root and not live(a.root)):
+            shown.end()
+            return 130
+        now = time.time()
+        t = total(a.c1m_stat, a.stats)
+        opened = t.get("open")
+        el = now - a.t0
+        shown.show(PROGRESS_FMT, (a.label, a.conns, opened or 0, a.conns, opened / el if opened and el > 0 else 0, el, ""))
+        end = ramp.step(now, opened, dead=t.get("workers_dead", 0), server=live(a.server), client=live(a.client),
+                        usable_mib=usable_mib() if a.min_available else None)
+        if end is not None:
+            break
+    t1 = time.time()
+    shown.end()
+    if end["ramp_end"] == "client-exited" and a.client_log:
+        end["client_log"] = log_tail(a.client_log)
+    end["t1"] = f"{t1:.6f}"
+    if end["ramp_end"] != "reached":
+        print(f"{a.label or 'rampmon.py'}: {note(end, a.conns, a.timeout, a.ramp_stall, a.min_available)}",
+              file=sys.stderr)
+    tmp = f"{a.out}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "w") as f:
+            f.write(json.dumps(end) + "\n")
+        os.replace(tmp, a.out)
+    except OSError as e:
+        print(f"rampmon.py: {a.out}: {e.strerror}", file=sys.stderr)
+        return 1
+    return 0 if end["ramp_end"] == "reached" else 3
+
+
+def usage(msg=None):
+    monlib.usage("rampmon.py", __doc__, msg)
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        usage()
+    cmd, rest = argv[0], argv[1:]
+    if cmd != "watch":
+        usage(f"unknown command: {cmd}")
+    ap = monlib.parser("rampmon.py", __doc__, cmd)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--stats", required=True)
+    ap.add_argument("--c1m-stat", required=True)
+    ap.add_argument("--conns", type=monlib.positive(int), required=True)
+    ap.add_argument("--t0", type=monlib.positive(float), required=True)
+    ap.add_argument("--server", type=monlib.positive(int), required=True)
+    ap.add_argument("--client", type=monlib.positive(int), required=True)
+    ap.add_argument("--timeout", type=monlib.positive(int), default=600)
+    ap.add_argument("--ramp-stall", type=monlib.count(), default=120)
+    ap.add_argument("--min-available", type=monlib.count(), default=0)
+    ap.add_argument("--client-log")
+    ap.add_argument("--root", type=monlib.positive(int))
+    ap.add_argument("--label", default="")
+    ap.add_argument("--progress", choices=("off", "line", "tty"), default="line")
+    return cmd_watch(ap.parse_args(rest))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
