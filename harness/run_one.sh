@@ -23,10 +23,14 @@ source "$C1M_ROOT/harness/lib/probe.sh"
 source "$C1M_ROOT/harness/lib/gate.sh"
 source "$C1M_ROOT/harness/lib/scenario.sh"
 source "$C1M_ROOT/harness/lib/profiles.sh"
+source "$C1M_ROOT/harness/lib/perf.sh"
 source "$C1M_ROOT/harness/lib/run_one_lib.sh"
 
 run_one_args "$@"
 require_root run_one.sh
+# --perf 1: perf as the caller probed it (C1M_PERF_BIN), else probed here (none: the
+# nanoseconds are read all the same, every phase's perf "unavailable")
+[ "$perf" = 1 ] && PERF_BIN=${C1M_PERF_BIN:-} && [ -z "$PERF_BIN" ] && ! perf_probe && log "$contender: no CPU profile: $PERF_CAUSE"
 [ -x "$BUILD/c1m-server" ] && [ -x "$BUILD/c1m-client" ] && [ -x "$BUILD/c1m-stat" ] \
     || die "binaries missing in $BUILD: run 'make build' first"
 # The run's state (lib/orphans.sh), removed last: what to find again if this
@@ -151,39 +155,38 @@ for ((i = 0; i < 250; i++)); do
     [ -s "$out/acceptq.csv" ] && [ "$(wc -l < "$out/acceptq.csv")" -ge 2 ] && break
     sleep 0.02
 done
-obs cpu0 "$(cpu_ticks $pids)"; obs machine0 "$(machine_cpu)"
-mark
-t0=$(now_s)
-obs t0 "$t0"
-ip netns exec "$ns" "${client[@]}" > "$out/client.txt" 2> "$out/client.log" &
-cpid=$!
-on_exit stop_pid "$cpid" 120
-
 # Ramp: until the server holds all N by its own counters, or a stop rule ends
 # it (lib/rampmon.py, their one home: a worker died, the server or the client
 # exited, the memory guard, --timeout, --ramp-stall), with a progress line.
-# How it ended and when (t1) are observations (--merge-obs).
-watch=off
-[ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
-rm -f "$out/ramp-end.json"
-"$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
-    --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --t0 "$t0" --server "$spid" --client "$cpid" \
-    --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
-    --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
-wpid=$!
+# The watch starts first and waits for the client's start (--go: t0 and the
+# client's pid); how the ramp ended and when (t1) are observations (--merge-obs).
+ramp_watch_start      # (lib/run_one_lib.sh: sets wpid)
 on_exit stop_pid "$wpid" 5
-wait_child "$wpid"
+perf_phase begin ramp     # (--perf 1: the CPU anatomy's; lib/run_one_lib.sh)
+obs cpu0 "$(cpu_ticks $pids)"; obs machine0 "$(machine_cpu)"
+perf_phase on ramp
+mark
+t0=$(now_s)
+obs t0 "$t0"
+# (perf's control FIFOs are not the client's to hold)
+( perf_close_fds; exec ip netns exec "$ns" "${client[@]}" ) > "$out/client.txt" 2> "$out/client.log" &
+cpid=$!
+on_exit stop_pid "$cpid" 120
+echo "$t0 $cpid" > "$out/ramp-go"
+wait_child -t 0.01 "$wpid"
 case $? in
     0) reached=1 ;;
     3) reached=0 ;;
     # (a stop signal to the group ends the watch too: its trap, pending, runs first)
     *) sleep 0.3; die "$contender: the ramp's watch failed (lib/rampmon.py)" ;;
 esac
+perf_phase off ramp
+obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"
+mark
+perf_phase end ramp
 M+=(--merge-obs "$out/ramp-end.json")
 t1=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/ramp-end.json" t1)
-mark
 [ "$reached" = 1 ] || obs ramp_oom "$(oom_killed - "$server_up_s" "$spid" $workers)"
-obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"
 R[accepted]=$(stat_get "$stats" open)
 stop_pid "$apid" 5
 "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
@@ -206,10 +209,14 @@ merge_summary "$out/tcp-ramp.json"
 # of the two readings, not over the nominal hold.
 hold_win=() silent=""
 if [ "$reached" = 1 ] && [ "$hold" -gt 0 ]; then
+    perf_phase begin hold
     mark
     ta=$(now_s); obs hold_cpu0 "$(cpu_ticks $pids)"; obs hold_b "$(now_s)"; obs hold_machine0 "$(machine_cpu)"
+    perf_phase on hold
     hold_wait "$hold"
+    perf_phase off hold
     tc=$(now_s); obs hold_cpu1 "$(cpu_ticks $pids)"; td=$(now_s); obs hold_machine1 "$(machine_cpu)"
+    perf_phase end hold
     # every worker that holds pinged connections must go on counting lines
     # to the end of the hold (the floor reads none: it is never asked)
     if contender_supports "$contender" reads; then

@@ -553,6 +553,8 @@ PY
     check "--server-worker-conns: expects a count" --contender c --conns 2k --out "$out" --server-worker-conns 0
     check "--client-worker-conns: expects a count" --contender c --conns 2k --out "$out" --client-worker-conns x
     check "--mem-settle: expects 1 or 0" --contender c --conns 2k --out "$out" --mem-settle 2
+    check "--perf: expects 1 or 0" --contender c --conns 2k --out "$out" --perf yes
+    PERF_PERIOD_US=5 check "PERF_PERIOD_US: expects 10..1000000" --contender c --conns 2k --out "$out" --perf 1
     check "unknown flag: --bogus" --contender c --conns 2k --out "$out" --bogus
 }
 

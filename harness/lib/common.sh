@@ -137,8 +137,9 @@ timed_read() {
     return "$_rc"
 }
 
-# wait_child PID [CMD ARG...]: wait until this shell's background child PID
-# ends, running CMD every 0.2 s meanwhile; the child's exit status. Not a bare
+# wait_child [-t S] PID [CMD ARG...]: wait until this shell's background child
+# PID ends, running CMD every S seconds (default 0.2) meanwhile; the child's
+# exit status. (-t 0.01: the ramp's watch, whose end starts the CPU reading.) Not a bare
 # `wait PID`: a stop signal that lands after bash last looked for pending traps
 # but before it blocks in wait(2) is recorded, and its trap runs only when that
 # wait returns, when the child ends by itself. A child started with `&` ignores
@@ -150,11 +151,13 @@ timed_read() {
 # does not inherit it): no process per tick, and a stop signal is handled
 # within 0.2 s.
 wait_child() {
-    local pid=$1 tick
+    local every=0.2 pid tick
+    [ "$1" = -t ] && { every=$2; shift 2; }
+    pid=$1
     shift
     exec {tick}<> <(:)
     while kill -0 "$pid" 2>/dev/null; do
-        timed_read 0.2 "$tick"
+        timed_read "$every" "$tick"
         [ $# -eq 0 ] || "$@"
     done
     exec {tick}<&-

@@ -4,10 +4,16 @@ for the three drivers: run_one.sh and harness/anatomy-cpu watch a local ramp
 with `rampmon.py watch`; run_remote.py steps a Ramp over the counters it
 streams back from the server host.
 
-    rampmon.py watch --out FILE --stats FILE --c1m-stat PATH --conns N --t0 S
-                     --server PID --client PID [--timeout S] [--ramp-stall S]
-                     [--min-available MIB] [--client-log FILE] [--root PID]
-                     [--label TEXT] [--progress off|line|tty]
+    rampmon.py watch --out FILE --stats FILE --c1m-stat PATH --conns N
+                     --server PID (--go FILE | --t0 S --client PID)
+                     [--timeout S] [--ramp-stall S] [--min-available MIB]
+                     [--client-log FILE] [--root PID] [--label TEXT]
+                     [--progress off|line|tty]
+
+--go FILE: started before the client, it waits (polling every 2 ms) for FILE
+to hold the line "T0 CLIENT_PID" (the caller writes it once the client runs)
+and watches from then on: its start-up (an interpreter and its imports, tens
+of ms, more on a busy machine) is not in the timed ramp, whose 10k is 0.1 s.
 
 watch: polls the server's counters (c1m-stat --wait open=N, which polls the
 file every 10 ms, for at most a second a pass; then its total line for the
@@ -117,10 +123,35 @@ def usable_mib():
         return None
 
 
+def read_go(path):
+    """(t0, client pid) from the --go file's one complete line, or None."""
+    try:
+        with open(path) as f:
+            line = f.read()
+    except OSError:
+        return None
+    w = line.split()
+    if not line.endswith("\n") or len(w) != 2:
+        return None
+    try:
+        t0, pid = float(w[0]), int(w[1])
+    except ValueError:
+        return None
+    return (t0, pid) if t0 > 0 and pid > 0 else None
+
+
 def cmd_watch(a):
     stop = []
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.append(1))
+    while a.go:
+        go = read_go(a.go)
+        if go:
+            a.t0, a.client = go
+            break
+        if stop or (a.root and not live(a.root)):
+            return 130
+        time.sleep(0.002)
     ramp = Ramp(a.conns, a.t0, a.timeout, a.ramp_stall, a.min_available)
     shown = Progress(a.progress)
     while True:
@@ -173,9 +204,10 @@ def main(argv):
     ap.add_argument("--stats", required=True)
     ap.add_argument("--c1m-stat", required=True)
     ap.add_argument("--conns", type=monlib.positive(int), required=True)
-    ap.add_argument("--t0", type=monlib.positive(float), required=True)
+    ap.add_argument("--go")
+    ap.add_argument("--t0", type=monlib.positive(float))
     ap.add_argument("--server", type=monlib.positive(int), required=True)
-    ap.add_argument("--client", type=monlib.positive(int), required=True)
+    ap.add_argument("--client", type=monlib.positive(int))
     ap.add_argument("--timeout", type=monlib.positive(int), default=600)
     ap.add_argument("--ramp-stall", type=monlib.count(), default=120)
     ap.add_argument("--min-available", type=monlib.count(), default=0)
@@ -183,7 +215,10 @@ def main(argv):
     ap.add_argument("--root", type=monlib.positive(int))
     ap.add_argument("--label", default="")
     ap.add_argument("--progress", choices=("off", "line", "tty"), default="line")
-    return cmd_watch(ap.parse_args(rest))
+    a = ap.parse_args(rest)
+    if (a.go is None) == (a.t0 is None or a.client is None) or (a.go and (a.t0 or a.client)):
+        usage("watch: --go FILE, or --t0 and --client")
+    return cmd_watch(a)
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
                   [--baseline-slab-kib N --baseline-tcp-objs N]
                   [--scenario NAME [--variant LABEL]] [--profile SPEC] [--rate R] [--py-gc freeze|default|off]
                   [--server-cpus LIST] [--client-cpus LIST] [--tcp-mem SPEC] [--mem-settle 1|0]
+                  [--perf 1|0]
   NAME: a contender of harness/lib/contenders.sh
   --scenario: idle (default) or another harness/lib/scenarios/NAME.sh; --variant: one
   of its variants; --profile: the kernel profile (tuned, stock,
@@ -27,6 +28,9 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   host (default: as it is), auto (the machine's memory) or LOW,PRESSURE,HIGH pages
   --mem-settle 0: take the memory readings at once (no 1 s before the idle baseline,
   no 2 s after the ramp): for tests that judge no memory figure (default 1)
+  --perf 1: the CPU anatomy's readings (harness/anatomy-cpu): the server processes' CPU
+  nanoseconds at the ramp's and the hold's ends, and perf record on them over both
+  (OUT/ramp.data, OUT/hold.data; C1M_PERF, PERF_PERIOD_US, PERF_CALLGRAPH: lib/perf.sh)
   --quiet: no live progress lines (redrawn with \r on a terminal, else a plain line every 10 s)
 Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
 USAGE
@@ -42,7 +46,7 @@ run_one_args() {
     need_value() { [ $# -ge 2 ] || { log "$1: needs a value"; usage; }; }
     quiet_max=600 quiet_cpu_pct=10 disturb_pct=5 init_pct=5 base_slab="" base_tcp=""
     scenario=idle variant="" profile=tuned rate=0 py_gc=freeze server_cpus="" client_cpus="" tcp_mem=host
-    mem_settle=1
+    mem_settle=1 perf=0
     while [ $# -gt 0 ]; do
         case "$1" in
             --contender) need_value "$@"; contender=$2; shift 2 ;;
@@ -73,6 +77,7 @@ run_one_args() {
             --client-cpus) need_value "$@"; client_cpus=$2; shift 2 ;;
             --tcp-mem) need_value "$@"; tcp_mem=$2; shift 2 ;;
             --mem-settle) need_value "$@"; mem_settle=$2; shift 2 ;;
+            --perf) need_value "$@"; perf=$2; shift 2 ;;
             -h|--help) usage 0 ;;
             *) log "unknown flag: $1"; usage ;;
         esac
@@ -113,6 +118,12 @@ run_one_args() {
     tcp_mem_resolve "$tcp_mem" || { log "--tcp-mem: $TCP_MEM_ERR"; usage; }
     in_range "$rate" 0 100000000 || { log "--rate: expects connections/s (0 = unlimited): $rate"; usage; }
     [[ $mem_settle =~ ^[01]$ ]] || { log "--mem-settle: expects 1 or 0: $mem_settle"; usage; }
+    [[ $perf =~ ^[01]$ ]] || { log "--perf: expects 1 or 0: $perf"; usage; }
+    if [ "$perf" = 1 ]; then
+        PERF_PERIOD_US=${PERF_PERIOD_US:-1000} PERF_CALLGRAPH=${PERF_CALLGRAPH:-dwarf}
+        in_range "$PERF_PERIOD_US" 10 1000000 || { log "PERF_PERIOD_US: expects 10..1000000: $PERF_PERIOD_US"; usage; }
+        case "$PERF_CALLGRAPH" in dwarf|fp) ;; *) log "PERF_CALLGRAPH: dwarf or fp, not '$PERF_CALLGRAPH'"; usage ;; esac
+    fi
     case "$py_gc" in freeze|default|off) ;; *) log "--py-gc: freeze, default or off, not '$py_gc'"; usage ;; esac
     [ "$py_gc" = freeze ] || contender_supports "$contender" py-gc \
         || { log "--py-gc: $contender has no Python garbage collector (only py_server's contenders take $py_gc)"; usage; }
@@ -142,6 +153,19 @@ server_launch() {
         > "$1" 2>&1 &
     spid=$!
     server_up_s=$(cut -d' ' -f1 /proc/uptime)   # (oom_killed reads the kernel log from here)
+}
+
+# ramp_watch_start: the ramp's watch (lib/rampmon.py), started before the
+# client: it waits for OUT/ramp-go ("T0 CLIENT_PID"); sets wpid.
+ramp_watch_start() {
+    local watch=off
+    [ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
+    rm -f "$out/ramp-end.json" "$out/ramp-go"
+    "$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
+        --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --server "$spid" --go "$out/ramp-go" \
+        --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
+        --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
+    wpid=$!
 }
 
 # hold_wait S: sleep S seconds showing a countdown, noting each second when
@@ -188,4 +212,46 @@ health_counts() {
     obs h_server "$(stat_get "$stats" open)"
     obs h_inuse "$(netns_tcp_inuse "$ns")"
     obs h_listen "$(netns_listeners "$ns")"
+}
+
+# perf_phase begin|on|off|end PHASE (--perf 1; nothing otherwise): the CPU
+# anatomy's window over PHASE (ramp, hold). begin: perf record attached to the
+# server's processes, events off (before the phase's CPU baseline); on: the
+# processes' CPU nanoseconds (obs PHASE_ns0), then sampling on; off: sampling
+# off (its acknowledgement before the reading: the measured window holds the
+# sampled one), then the nanoseconds again (PHASE_ns1); end: perf stopped,
+# whatever its state (one whose disable failed would run on), and what came
+# of it: obs perf_PHASE (ok, "unavailable: why" or "failed: why"; the data
+# file is kept only when ok) and perf_warning_PHASE (samples it lost).
+perf_phase() {
+    [ "$perf" = 1 ] || return 0
+    local ph=$2 pcsv
+    case $1 in
+        begin)
+            PERF_STATE="unavailable: $PERF_CAUSE"
+            [ -n "$PERF_BIN" ] || return 0
+            rm -f "$out/$ph.data"
+            pcsv=$(tr -s ' ' ',' <<<"$pids"); pcsv=${pcsv%,}; pcsv=${pcsv#,}
+            if perf_start "$out/$ph.data" "$pcsv" "$out/perf-$ph.log"; then
+                PERF_STATE=ok
+            else
+                PERF_STATE="failed: $PERF_CAUSE"; perf_cleanup
+            fi ;;
+        on)
+            obs "${ph}_ns0" "$(cpu_ns_by_pid $pids)"
+            if [ "$PERF_STATE" = ok ] && ! perf_enable; then PERF_STATE="failed: $PERF_CAUSE"; perf_cleanup; fi ;;
+        off)
+            if [ "$PERF_STATE" = ok ] && ! perf_disable; then PERF_STATE="failed: $PERF_CAUSE"; fi
+            obs "${ph}_ns1" "$(cpu_ns_by_pid $pids)" ;;
+        end)
+            # (a perf that does not stop cleanly may still have written its data:
+            # the folding judges)
+            if [ "$PERF_PID" != 0 ] && ! perf_stop && [ "$PERF_STATE" = ok ]; then
+                log "$contender: perf record did not stop cleanly (see $out/perf-$ph.log)"
+            fi
+            [ "$PERF_STATE" = ok ] || rm -f "$out/$ph.data"
+            obs "perf_$ph" "$PERF_STATE"
+            obs "perf_warning_$ph" "$(perf_lost "$out/perf-$ph.log")" ;;
+    esac
+    return 0
 }

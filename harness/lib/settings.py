@@ -87,7 +87,7 @@ SETTINGS = [
     ("MIN_AVAILABLE_MIB", "1024", "a run stops opening connections below this usable memory", ("bench",), None),
     ("MEM_GUARD_MIB", "", "pretend usable memory is this (tests the memory guard)", ("bench",), None),
     ("SETTLE_MAX", "60", "max seconds to wait between runs for freed memory to settle", ("bench",), None),
-    ("MEM_SETTLE", "1", "0: a run reads memory at once, no 1 s and 2 s waits for it to settle (tests that judge no memory figure; local runs)", ("bench",), None),
+    ("MEM_SETTLE", "1", "0: a run reads memory at once, no 1 s and 2 s waits for it to settle (tests that judge no memory figure; local runs)", ("bench", "anatomy-cpu"), None),
     ("CALIBRATE", "1", "0: no calibration of this machine before the runs, none in meta.json (tests that judge something else)", ("bench",), None),
     ("QUIET_MAX", "600 (anatomy-cpu 120)", "wait up to this many seconds for a quiet machine before each run; 0 = no gate", ALL, None),
     ("QUIET_CPU_PCT", "10", "quiet = the machine at most this % busy over ~2 s", ALL, None),

@@ -175,6 +175,30 @@ class Watch(unittest.TestCase):
         self.assertEqual((rc, end["ramp_end"], err), (0, "reached", ""))
         self.assertAlmostEqual(float(end["t1"]), time.time(), delta=20)
 
+    def test_go_file_starts_the_watch(self):
+        # started before the client: it waits for "T0 PID\n" (a line not yet
+        # ended, or not two numbers, is not yet one)
+        open(os.path.join(self.d, "reached"), "w").close()
+        go = os.path.join(self.d, "go")
+        server, client = self.sleeper(), self.sleeper()
+        out = os.path.join(self.d, "ramp-end.json")
+        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
+                              "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off"],
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        for partial in ("", "1796000000.5", "1796000000.5 x\n", "1796000000.5 %d" % client.pid):
+            with open(go, "w") as f:
+                f.write(partial)
+            time.sleep(0.3)
+            self.assertIsNone(p.poll(), partial)
+            self.assertFalse(os.path.exists(out))
+        with open(go, "w") as f:
+            f.write("1796000000.5 %d\n" % client.pid)
+        p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 0)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["ramp_end"], "reached")
+
     def test_client_exited_keeps_its_log(self):
         client = subprocess.Popen(["true"])
         self.procs.append(client)
@@ -234,7 +258,11 @@ class Watch(unittest.TestCase):
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
                       "--server", "1", "--client", "1", "--ramp-stall", "-1"],
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
-                      "--server", "1", "--client", "1", "--progress", "fancy"]):
+                      "--server", "1", "--client", "1", "--progress", "fancy"],
+                     ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
+                      "--server", "1"],
+                     ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
+                      "--server", "1", "--client", "1", "--go", "g"]):
             r = subprocess.run([sys.executable, RAMPMON, *argv], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, argv)
             self.assertNotIn("Traceback", r.stderr)
