@@ -377,3 +377,25 @@ EOF
     [ "$status" = 0 ]
     assert_output --partial "exit: 0 done, 1 a run failed, 2 usage, 3 perf unavailable"
 }
+
+@test "anatomy-cpu: a stop signal while perf is probed leaves no probe directory" {
+    need_root
+    cd "$C1M_ROOT"
+    fake=$BATS_TEST_TMPDIR/perf
+    # a perf whose probe (a plain record) takes long: the signal lands in it
+    printf '#!/bin/sh\ncase "$1" in --version) echo "perf version 6.1.0"; exit 0 ;; record) sleep 20; exit 0 ;; esac\nexit 1\n' > "$fake"
+    chmod +x "$fake"
+    before=$(ls -d /tmp/c1m-perf-probe.* 2>/dev/null | sort)
+    env "${COMMON[@]}" OUT="$BATS_TEST_TMPDIR/probe" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 \
+        C1M_PERF="$fake" harness/anatomy-cpu > "$BATS_TEST_TMPDIR/probe.log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 100; i++)); do
+        [ "$(ls -d /tmp/c1m-perf-probe.* 2>/dev/null | sort)" != "$before" ] && break
+        sleep 0.1
+    done
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/probe.log")"
+    after=$(ls -d /tmp/c1m-perf-probe.* 2>/dev/null | sort)
+    [ "$before" = "$after" ] || fail "probe directories left: $(comm -13 <(echo "$before") <(echo "$after"))"
+}

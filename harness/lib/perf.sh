@@ -18,6 +18,7 @@
 
 PERF_BIN="" PERF_VERSION="" PERF_CAUSE="" PERF_PID=0
 _PERF_CTL_FD="" _PERF_ACK_FD="" _PERF_DIR="" _PERF_CLEANUP_SET=0 _PERF_LOG=/dev/null
+_PERF_PROBE_DIR="" _PERF_PROBE_SET=0
 
 # _perf_record_args: the common record arguments (event, period, call graph).
 _perf_record_args() {
@@ -48,14 +49,17 @@ perf_probe() {
         PERF_CAUSE="perf not found ('$want'$([ -n "${C1M_PERF:-}" ] && echo " from C1M_PERF" || echo " on PATH")): apt-get install linux-perf (or harness/install-deps.sh anatomy)"
         return 1
     fi
-    tmp=$(mktemp -d /tmp/c1m-perf-probe.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    # (on the cleanup stack: a stop signal during the probe leaves no directory)
+    [ "$_PERF_PROBE_SET" = 1 ] || { on_exit _perf_probe_cleanup; _PERF_PROBE_SET=1; }
+    _PERF_PROBE_DIR=$(mktemp -d /tmp/c1m-perf-probe.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    tmp=$_PERF_PROBE_DIR
     # Debian's /usr/bin/perf may be a wrapper that looks for perf_<kernel
     # version> and fails on a kernel it has no perf for: its message says so.
     timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"
     rc=$?
     if [ $rc != 0 ] || ! grep -q '^perf version' "$tmp/v"; then
         PERF_CAUSE="'$PERF_BIN --version' failed (exit $rc: $(_perf_first_error "$tmp/e"))"
-        rm -rf "$tmp"; return 1
+        _perf_probe_cleanup; return 1
     fi
     PERF_VERSION=$(sed -n 's/^perf version //p' "$tmp/v" | head -n 1)
     # shellcheck disable=SC2046
@@ -64,14 +68,19 @@ perf_probe() {
     rc=$?
     if [ $rc != 0 ]; then
         PERF_CAUSE="perf refused to sample (perf record exit $rc: $(_perf_first_error "$tmp/e"); uid $(id -u), kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'))"
-        rm -rf "$tmp"; return 1
+        _perf_probe_cleanup; return 1
     fi
     if ! timeout 30 "$PERF_BIN" script -i "$tmp/probe.data" --no-inline -F comm,pid,tid,period,event,ip,sym,dso \
             > /dev/null 2> "$tmp/e"; then
         PERF_CAUSE="perf script cannot read what perf record wrote ($(_perf_first_error "$tmp/e"))"
-        rm -rf "$tmp"; return 1
+        _perf_probe_cleanup; return 1
     fi
-    rm -rf "$tmp"
+    _perf_probe_cleanup
+    return 0
+}
+_perf_probe_cleanup() {
+    [[ $_PERF_PROBE_DIR == /tmp/c1m-perf-probe.* ]] && rm -rf "$_PERF_PROBE_DIR"
+    _PERF_PROBE_DIR=""
     return 0
 }
 
