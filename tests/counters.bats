@@ -241,6 +241,18 @@ holds() { find "/proc/$1/fd" -lname "$2" 2>/dev/null | grep -q .; }
     assert_output 0
 }
 
+@test "c1m-stat's totals saturate: a hostile file's counters never wrap to a small total" {
+    # two live workers with open 2^63 each: summed modulo 2^64 that was 0
+    write_stats "$STATS" c "$$ 1 9223372036854775808" "$$ 1 9223372036854775808"
+    run "$STAT" --get open "$STATS"
+    assert_output 18446744073709551615
+    run "$STAT" --wait open=5 --timeout 2 "$STATS"
+    assert_success
+    write_stats "$STATS" c "$$ 1 18446744073709551615" "$$ 1 18446744073709551615" "$$ 1 7"
+    run "$STAT" --get accepted "$STATS"
+    assert_output 18446744073709551615
+}
+
 @test "c1m-stat --csv: stale_ms is the oldest live worker's counters' age, lag_ms their age weighted by open connections, each at least the mean" {
     # live: 100 open published now, 300 open 4 s ago, 0 open 60 s ago; dead
     # (pid gone): 500 open 100 s ago, left out of both

@@ -179,6 +179,14 @@ int c1m_stats_worker_dead(const struct c1m_stats_worker *w)
     return pid_is_zombie(pid);
 }
 
+/* a + b, at most UINT64_MAX: no server counts that far (2^64 connections),
+ * but a counters file is input, and a hostile one summed modulo 2^64 read as
+ * a small total (open 2^63 twice: 0). */
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
 int c1m_stats_sum(const struct c1m_stats_reader *r, struct c1m_stats_worker *recs,
                   unsigned char *dead, struct c1m_stats_total *t)
 {
@@ -197,15 +205,15 @@ int c1m_stats_sum(const struct c1m_stats_reader *r, struct c1m_stats_worker *rec
         }
         if (w->state < 6)
             t->state[w->state]++;
-        t->open += w->open;
-        t->accepted += w->accepted;
-        t->closed += w->closed;
-        t->slow += w->slow;
-        t->lines += w->lines;
-        t->pongs += w->pongs;
-        t->oversized += w->oversized;
-        t->accept_errors += w->accept_errors;
-        t->pushed += w->pushed;
+        t->open = sat_add(t->open, w->open);
+        t->accepted = sat_add(t->accepted, w->accepted);
+        t->closed = sat_add(t->closed, w->closed);
+        t->slow = sat_add(t->slow, w->slow);
+        t->lines = sat_add(t->lines, w->lines);
+        t->pongs = sat_add(t->pongs, w->pongs);
+        t->oversized = sat_add(t->oversized, w->oversized);
+        t->accept_errors = sat_add(t->accept_errors, w->accept_errors);
+        t->pushed = sat_add(t->pushed, w->pushed);
         if (w->updated_ns && (!t->oldest_ns || w->updated_ns < t->oldest_ns))
             t->oldest_ns = w->updated_ns;
     }
