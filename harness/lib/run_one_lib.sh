@@ -156,16 +156,21 @@ server_launch() {
 }
 
 # ramp_watch_start: the ramp's watch (lib/rampmon.py), started before the
-# client: it waits for OUT/ramp-go ("T0 CLIENT_PID"); sets wpid.
+# client, and returning once it waits for OUT/ramp-go ("T0 CLIENT_PID": its
+# OUT/ramp-go.ready; at most 10 s); sets wpid.
 ramp_watch_start() {
-    local watch=off
+    local watch=off i
     [ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
-    rm -f "$out/ramp-end.json" "$out/ramp-go"
+    rm -f "$out/ramp-end.json" "$out/ramp-go" "$out/ramp-go.ready"
     "$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
         --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --server "$spid" --go "$out/ramp-go" \
         --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
         --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
     wpid=$!
+    for ((i = 0; i < 1000; i++)); do
+        [ -e "$out/ramp-go.ready" ] || ! kill -0 "$wpid" 2>/dev/null && break
+        sleep 0.01
+    done
 }
 
 # hold_wait S: sleep S seconds showing a countdown, noting each second when

@@ -186,6 +186,11 @@ class Watch(unittest.TestCase):
                               "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off"],
                              stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
+        for _ in range(300):            # it says it waits: GO.ready
+            if os.path.exists(go + ".ready"):
+                break
+            time.sleep(0.01)
+        self.assertTrue(os.path.exists(go + ".ready"))
         for partial in ("", "1796000000.5", "1796000000.5 x\n", "1796000000.5 %d" % client.pid):
             with open(go, "w") as f:
                 f.write(partial)
