@@ -31,7 +31,6 @@ An empty object for a file without a sample (never a made-up 0).
 
 Exit: 0 done, 1 netlink or file error, 2 usage.
 """
-import csv
 import json
 import os
 import signal
@@ -39,6 +38,8 @@ import socket
 import struct
 import sys
 import time
+
+import runstore
 
 NETLINK_SOCK_DIAG = 4
 SOCK_DIAG_BY_FAMILY = 20
@@ -164,7 +165,7 @@ def summarize(path):
     per_sample = {}
     peak, backlog, listeners_seen, full = {}, None, set(), set()   # peak: first-seen order
     with open(path, newline="", errors="replace") as f:     # a byte not text: its line skipped
-        for row in csv.DictReader(f):
+        for row in runstore.csv_rows(path, f):
             try:
                 ms, lid = int(row["unix_ms"]), int(row["listener"])
                 q, b = int(row["queued"]), int(row["backlog"])
@@ -194,7 +195,7 @@ def cmd_summary(args):
         usage("summary: expects one FILE")
     try:
         s = summarize(args[0])
-    except OSError as e:
+    except (OSError, ValueError) as e:
         print("acceptq.py: %s" % e, file=sys.stderr)
         return 1
     print(json.dumps(s))

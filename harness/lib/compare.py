@@ -227,7 +227,7 @@ def pick_reference(b_rows, results_dir=None):
     for d in sorted(glob.glob(os.path.join(results_dir, "reference*"))):
         try:
             rows = read_runs(d)
-        except OSError:
+        except (OSError, ValueError):
             continue
         n = len(kb & cell_keys(rows))
         if n and (best is None or (n, -len(d)) > (best[0], -len(best[1]))):
@@ -391,6 +391,8 @@ def load(d):
         rs = read_runs(d)
     except OSError as e:
         return None, "compare: " + unreadable(d, e)
+    except ValueError as e:
+        return None, "compare: %s" % e
     return (rs, None) if rs else (None, "compare: %s holds no runs" % d)
 
 

@@ -52,7 +52,6 @@ or to an issue number (there and in results/*/NOTES.md), and when results/README
 from what `render` would write.
 Exit: 0 in agreement, 1 differences (listed), 2 usage.
 """
-import csv
 import glob
 import json
 import os
@@ -216,7 +215,7 @@ def file_rows(root, rel):
         path = os.path.join(root, "results", rel)
         try:
             with open(path, newline="") as f:
-                _cache[key] = json.load(f) if rel.endswith(".json") else list(csv.DictReader(f))
+                _cache[key] = json.load(f) if rel.endswith(".json") else list(runstore.csv_rows(path, f))
         except (OSError, ValueError) as e:
             raise DocError("results/%s: %s" % (rel, e))
     return _cache[key]

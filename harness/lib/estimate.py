@@ -16,7 +16,6 @@ and hold, fitted as A + B x N (least squares over the per-tier medians).
 Exit: 0, 2 usage.
 """
 import argparse
-import csv
 import glob
 import math
 import os
@@ -50,7 +49,7 @@ def calibrate(results=None):
             continue
         try:
             with open(f, newline="") as fh:
-                rows = list(csv.DictReader(fh))
+                rows = list(runstore.csv_rows(f, fh))
         except (OSError, ValueError):
             continue
         timed = []

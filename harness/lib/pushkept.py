@@ -50,10 +50,11 @@ stalled); the C server goes on queueing lines for a held peer (py_server
 skips them), so for c the stalled peers' lines count until they are cut.
 """
 import argparse
-import csv
 import json
 import math
 import sys
+
+import runstore
 
 KEPT_MIN = 0.9
 
@@ -69,7 +70,7 @@ def samples(path, t_from, t_to):
         lines = f.read().splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
-    for row in csv.DictReader(lines):
+    for row in runstore.csv_rows(path, lines):
         try:
             t = int(row["unix_ms"])
             s = (t, int(row["open"]), int(row["slow"]), int(row["pushed"]),
@@ -196,7 +197,7 @@ def main(argv):
         p.error("expects a finite --every > 0, --to >= --from, --stalled >= 0, 0 < --min <= 1")
     try:
         rows = samples(a.ramp_csv, a.t_from, a.t_to)
-    except OSError as e:
+    except (OSError, ValueError) as e:
         print("pushkept.py: %s" % e, file=sys.stderr)
         rows = []
     print(json.dumps(kept(rows, a.every, a.stalled, a.stall_ms, a.kept_min)))

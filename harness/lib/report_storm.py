@@ -15,11 +15,11 @@ again; median of the ok runs), its ratio to c under the same tier and
 condition, the client's failed reconnects, the namespace's drops and SYN
 retransmits during the storm, the restarted server's CPU and peak memory.
 """
-import csv
 import os
 
 import bootstrap
 import cells as cellmod
+import runstore
 from cells import fmt_stat, md_table
 
 CURVES = "storm_curves"
@@ -45,7 +45,7 @@ def read_curve(path):
     """[(seconds, open)] of a storm.csv, [] when missing or unreadable."""
     try:
         with open(path, newline="") as f:
-            return [(float(row["seconds"]), int(row["open"])) for row in csv.DictReader(f)]
+            return [(float(row["seconds"]), int(row["open"])) for row in runstore.csv_rows(path, f)]
     except (OSError, TypeError, KeyError, ValueError):
         return []
 

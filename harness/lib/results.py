@@ -19,7 +19,6 @@ runs.csv, as in older results directories), ramp/*.csv and meta.json, so
 plot.sh can redraw a copied results directory.
 Exit: 0 done, 1 unreadable input, 2 usage.
 """
-import csv
 import glob
 import importlib
 import json
@@ -586,8 +585,8 @@ def ramp_data(run_dir, data_dir, cell, ser, big_label):
             continue
         try:
             with open(os.path.join(run_dir, str(r["ramp_file"])), newline="") as f:
-                pts = [(row["seconds"], row["accepted"]) for row in csv.DictReader(f)]
-        except (OSError, KeyError):
+                pts = [(row["seconds"], row["accepted"]) for row in runstore.csv_rows(f.name, f)]
+        except (OSError, KeyError, ValueError):
             continue
         if not pts:
             continue

@@ -189,6 +189,18 @@ def append_record(run_dir, rec):
     write_csv(run_dir, read_jsonl(path))
 
 
+def csv_rows(path, source):
+    """csv.DictReader's rows of SOURCE (lines, or the open file PATH); a
+    ValueError naming PATH and the line where the csv module refuses it (a
+    field over its size limit, a NUL byte) instead of csv.Error."""
+    reader = csv.DictReader(source)
+    try:
+        yield from reader
+    except csv.Error as e:
+        # DictReader's own line_num is the last row it returned
+        raise ValueError("%s line %d: %s" % (path, reader.reader.line_num, e)) from None
+
+
 def read_runs(run_dir):
     """Every run of RUN_DIR as a dict: from runs.jsonl (typed values) when it
     exists, else from runs.csv (text; "" for not measured). OSError when
@@ -197,7 +209,7 @@ def read_runs(run_dir):
     if os.path.exists(jl):
         return read_jsonl(jl)
     path = os.path.join(run_dir, "runs.csv")
-    rows = list(csv.DictReader(lines(path)))
+    rows = list(csv_rows(path, lines(path)))
     for n, r in enumerate(rows, 1):
         check_run(r, "%s row %d" % (path, n))
     return rows

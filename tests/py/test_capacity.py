@@ -506,7 +506,12 @@ class TestCommandLine(Fixture):
         os.makedirs(empty)
         bad = os.path.join(self.dir, "bad")     # runs there but unreadable: said, not "no runs"
         os.makedirs(os.path.join(bad, "runs.jsonl"))
+        huge = os.path.join(self.dir, "huge")   # a field over the csv module's limit
+        os.makedirs(huge)
+        with open(os.path.join(huge, "runs.csv"), "w") as f:
+            f.write("contender,tier,status\nc,2000,ok\n\"%s\n" % ("a" * 200000))
         for args, word in (([empty], "no runs.jsonl or runs.csv"),
+                           ([huge, "--mem", "8G"], "huge/runs.csv line 3: field larger than field limit"),
                            ([os.path.join(self.dir, "nope")], "not a directory"),
                            ([bad], "cannot read the runs of %s: Is a directory: %s"
                             % (bad, os.path.join(bad, "runs.jsonl"))),

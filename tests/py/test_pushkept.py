@@ -191,6 +191,15 @@ class Samples(unittest.TestCase):
             f.write(b"1100,10,10,0,0,1,0,0,\xff\n1200,10,10,0,0,1,0,0,9\n")
         self.assertEqual(pk.samples(p, 0, 2000), [(1000, 10, 0, 5, 0, None, None), (1200, 10, 0, 9, 0, None, None)])
 
+    def test_a_field_over_the_csv_limit_is_an_error_naming_the_line(self):
+        p = self.write("unix_ms,open,slow,pushed,workers_dead\n1000,10,0,5,0\n\"%s\n" % ("a" * 200000))
+        with self.assertRaisesRegex(ValueError, "line 3: field larger than field limit"):
+            pk.samples(p, 0, 2000)
+        r = self.cli("summary", p, "--from", "0", "--to", "2000", "--every", "1")
+        self.assertEqual(r.returncode, 0, r.stderr)          # as for a file it cannot read
+        self.assertEqual(json.loads(r.stdout)["push_kept_verdict"], "unmeasured")
+        self.assertIn("%s line 3: field larger" % p, r.stderr)
+
     def test_old_csv_without_pushed(self):
         # a ramp.csv from before the pushed column: no verdict, not a crash
         p = self.write("unix_ms,open,accepted,closed,slow,listening,full,workers_dead\n"

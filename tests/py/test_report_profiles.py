@@ -368,6 +368,13 @@ class TestAcceptQueueSummary(unittest.TestCase):
             f.write(b"1100,11,9000,\xff\xfe,128\n1200,11,9000,5,128\n")
         self.assertEqual((acceptq.summarize(p)["acceptq_max"], acceptq.summarize(p)["acceptq_samples"]), (5, 2))
 
+    def test_a_field_over_the_csv_limit_is_an_error_naming_the_file(self):
+        p = self.write("unix_ms,listener,port,queued,backlog\n1000,11,9000,3,128\n\"%s\n" % ("a" * 200000))
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(acceptq.main(["acceptq.py", "summary", p]), 1)
+        self.assertIn("%s line 3: field larger than field limit" % p, err.getvalue())
+
     def test_no_sample_is_no_figure(self):
         self.assertEqual(acceptq.summarize(self.write("unix_ms,listener,port,queued,backlog\n")), {})
 

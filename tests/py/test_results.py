@@ -176,6 +176,23 @@ class TestRecords(TmpDir):
         self.assertEqual(rc, 1)
         self.assertIn("runs.csv row 2: no tier", err)
 
+    def test_a_runs_csv_field_over_the_csv_limit_is_an_error_naming_the_file_and_line(self):
+        # an open quote then 200,000 characters: csv.Error's traceback in every reader
+        d = self.subdir("run")
+        path = os.path.join(d, "runs.csv")
+        with open(path, "w") as f:
+            f.write("contender,tier,status\nc,2000,ok\n\"%s\n" % ("a" * 200000))
+        said = "%s line 3: field larger than field limit" % path
+        for cmd in ("summary", "report", "compare"):
+            args = (d, d) if cmd == "compare" else (d,)
+            rc, out, err = run_main(cmd, *args)
+            self.assertEqual((rc, out), (1, ""), (cmd, err))
+            self.assertIn(said, err, cmd)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            self.assertEqual(compare.main([d, d]), 1)       # compare.py run on its own
+        self.assertIn(said, err.getvalue())
+
 
 class TestMeta(TmpDir):
     def test_meta_reads_the_runs_sysctl_profiles_and_worker_counts(self):
