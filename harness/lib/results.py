@@ -52,7 +52,9 @@ def cmd_row(run_dir, record, pairs):
     none, e.g. skipped), overridden by the key=value pairs. A record that cannot
     be read still gives a row (the overrides and a note saying why). With
     --kind KIND, a row bench.sh writes itself: its status is lib/judge.py's
-    row_status, printed. A status given is one of lib/judge.py STATUSES."""
+    row_status, printed. A status given is one of lib/judge.py STATUSES, and
+    the row must pass runstore.check_run, as its readers will: else a usage
+    error and nothing written."""
     kind = None
     if "--kind" in pairs:
         i = pairs.index("--kind")
@@ -76,11 +78,17 @@ def cmd_row(run_dir, record, pairs):
     rec.update(over)
     if kind:
         rec["status"] = judge.row_status(kind, recorded)
-        print(rec["status"])
     if problem:
         rec["note"] = "; ".join(str(x) for x in (rec.get("note"), "record: " + problem) if x)
     for k in COLUMNS[:5]:
         rec.setdefault(k, None)
+    try:
+        # the readers' check: a line they refuse would fail every later read
+        runstore.check_run(rec, "results.py row: %s" % ("the key=value pairs" if record == "-" else record))
+    except ValueError as e:
+        raise Usage(str(e))
+    if kind:
+        print(rec["status"])
     runstore.append_record(run_dir, rec)
 
 

@@ -112,6 +112,23 @@ class TestRecords(TmpDir):
         self.assertEqual(run_main("row", d)[0], 2)
         self.assertEqual(run_main("bogus")[0], 2)
 
+    def test_a_row_its_readers_would_refuse_is_a_usage_error_and_nothing_written(self):
+        # appended, it made every later summary, plot and compare of the directory fail
+        d = self.subdir("run")
+        nan = os.path.join(self.dir, "nan.json")
+        with open(nan, "w") as f:
+            f.write('{"contender": "c", "tier": 2000, "t_accept_s": NaN}')
+        for args, said in ((("-", "contender=c", "tier=abc"), "tier 'abc' is not a number"),
+                           (("-", "contender=c"), "no tier"),
+                           (("-", "tier=2000"), "no contender"),
+                           (("-", "contender=c", "tier=0", "--kind", "skipped-memory"), "tier 0 is not"),
+                           ((nan,), "%s: t_accept_s nan is not a figure" % nan)):
+            rc, out, err = run_main("row", d, *args)
+            self.assertEqual((rc, out), (2, ""), (args, err))
+            self.assertIn(said, err, args)
+            self.assertFalse(os.path.exists(os.path.join(d, "runs.jsonl")), args)
+            self.assertFalse(os.path.exists(os.path.join(d, "runs.csv")), args)
+
     def test_csv_is_derived_from_jsonl(self):
         d = self.subdir("run")
         recs = [{"contender": "c", "tier": 2000, "status": "ok", "t_accept_s": 1.25, "x_new": True},
