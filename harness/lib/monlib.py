@@ -52,6 +52,16 @@ def live(pid):
     return st not in ("Z", "X")
 
 
+def number(v):
+    """V when it is a finite number a record can hold (an int or a float, not
+    a bool; an int under 2**63, as runstore.check_run wants), else None."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    if isinstance(v, float) and not math.isfinite(v) or isinstance(v, int) and abs(v) >= 1 << 63:
+        return None
+    return v
+
+
 def append(path, obj):
     with open(path, "a") as f:
         f.write(json.dumps(obj) + "\n")

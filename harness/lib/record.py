@@ -13,7 +13,9 @@ acceptq.py, disturb.py, pushkept.py, probe.sh's netns counters) merged in,
 each value typed as if given as key=value, its "flags" added to the record's
 (a missing or empty file adds nothing). With --client the client's whole JSON summary is
 kept under "client", and the flat client_* columns runs.csv shows are derived
-from it (a key=value given explicitly wins). Then the verdict
+from it (a key=value given explicitly wins; a field of the wrong type counts
+as missing, a number that is not finite, NaN or 1e999, becomes null: either
+adds the flag client-json-bad-field). Then the verdict
 (lib/judge.py) from the run's observations (--obs, and --merge-obs: a
 monitor's JSON object of observations, lib/rampmon.py's; kept as text in
 observations.json beside OUT.json): the status, the note, the flags, the
@@ -39,6 +41,7 @@ import sys
 
 import judge
 import runstore
+from monlib import number
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
 
 def usage(msg=None):
@@ -48,52 +51,100 @@ def usage(msg=None):
     sys.exit(2)
 
 
-def client_columns(j):
-    """The flat client_* columns runs.csv shows, from the client's JSON summary."""
-    hb = j.get("heartbeat") or {}
-    lat = j.get("connect_latency_ms") or {}
-    fails = j.get("failures") or {}
+def clean(v, bad, where=""):
+    """V with every number no record may hold (NaN, Infinity, 1e999, an int
+    of 64 bits or more: monlib.number) replaced by None, its dotted place
+    appended to BAD."""
+    if isinstance(v, dict):
+        return {k: clean(x, bad, f"{where}.{k}" if where else k) for k, x in v.items()}
+    if isinstance(v, list):
+        return [clean(x, bad, f"{where}.{i}") for i, x in enumerate(v)]
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and number(v) is None:
+        bad.append(where)
+        return None
+    return v
+
+
+def client_columns(j, bad=None):
+    """The flat client_* columns runs.csv shows, from the client's JSON summary.
+    A field of the wrong type counts as missing (its column null), its name
+    appended to BAD."""
+    bad = [] if bad is None else bad
+
+    def num(d, key, where=""):
+        v = d.get(key)
+        if v is not None and number(v) is None:
+            bad.append(where + key)
+        return number(v)
+
+    def obj(d, key, where=""):
+        v = d.get(key)
+        if v is not None and not isinstance(v, dict):
+            bad.append(where + key)
+            return {}
+        return v or {}
+
+    def counts(key):
+        """{reason: count}; None when missing or not that."""
+        v = j.get(key)
+        if v is None:
+            return None
+        if isinstance(v, dict) and all(number(x) is not None for x in v.values()):
+            return v
+        bad.append(key)
+        return None
+
+    def by_reason(c):
+        return None if c is None else ";".join(f"{k}:{v}" for k, v in sorted(c.items())) or "none"
+
+    hb = obj(j, "heartbeat")
+    hb_lat = obj(hb, "latency_ms", "heartbeat.")
+    lat = obj(j, "connect_latency_ms")
+    fails = counts("failures")
     cpu = None
-    if j.get("cpu_user_s") is not None or j.get("cpu_sys_s") is not None:
+    user, sys_ = num(j, "cpu_user_s"), num(j, "cpu_sys_s")
+    if user is not None or sys_ is not None:
         # user+sys of the client's whole run (ramp, hold, heartbeats), not the ramp alone
-        cpu = round((j.get("cpu_user_s") or 0) + (j.get("cpu_sys_s") or 0), 2)
+        cpu = number(round((user or 0) + (sys_ or 0), 2))
     cols = {}
-    if j.get("reconnect") not in (None, "off"):
+    mode = j.get("reconnect")
+    if mode is not None and not isinstance(mode, str):
+        bad.append("reconnect")
+    elif mode not in (None, "off"):
         # --reconnect now|backoff (the storm scenario): slots the peer closed
-        rfails = j.get("reconnect_failures_by_errno") or {}
         cols = {
-            "client_reconnects": j.get("reconnects"),
-            "client_reconnect_attempts": j.get("reconnect_attempts"),
-            "client_reconnect_failures": j.get("reconnect_failures"),
-            "client_reconnect_failures_by": ";".join(
-                f"{k}:{v}" for k, v in sorted(rfails.items())) or "none",
-            "client_reconnect_waiting": j.get("reconnect_waiting"),
-            "client_last_reconnect_s": j.get("last_reconnect_s"),
+            "client_reconnects": num(j, "reconnects"),
+            "client_reconnect_attempts": num(j, "reconnect_attempts"),
+            "client_reconnect_failures": num(j, "reconnect_failures"),
+            "client_reconnect_failures_by": by_reason(counts("reconnect_failures_by_errno")),
+            "client_reconnect_waiting": num(j, "reconnect_waiting"),
+            "client_last_reconnect_s": num(j, "last_reconnect_s"),
         }
-    if j.get("push_received") or j.get("push_bad"):
+    if number(j.get("push_received")) or number(j.get("push_bad")):
         # server push (client/push_rx.h; SCENARIO=push|stall): lines the client got
-        lat = j.get("push_latency_us") or {}
+        plat = obj(j, "push_latency_us")
+        ms = {q: num(plat, q, "push_latency_us.") for q in ("p50", "p99", "max")}
         cols.update({
-            "push_received": j.get("push_received"), "push_missing": j.get("push_missing"),
-            "push_bytes": j.get("push_bytes"), "push_bad": j.get("push_bad"),
-            "push_p50_ms": None if lat.get("p50") is None else lat["p50"] / 1000,
-            "push_p99_ms": None if lat.get("p99") is None else lat["p99"] / 1000,
-            "push_max_ms": None if lat.get("max") is None else lat["max"] / 1000,
+            "push_received": num(j, "push_received"), "push_missing": num(j, "push_missing"),
+            "push_bytes": num(j, "push_bytes"), "push_bad": num(j, "push_bad"),
+            "push_p50_ms": None if ms["p50"] is None else ms["p50"] / 1000,
+            "push_p99_ms": None if ms["p99"] is None else ms["p99"] / 1000,
+            "push_max_ms": None if ms["max"] is None else ms["max"] / 1000,
         })
     return cols | {
-        "client_established": j.get("established"),
-        "client_failed": j.get("failed"),
-        "client_failures": ";".join(f"{k}:{v}" for k, v in sorted(fails.items())) or "none",
+        "client_established": num(j, "established"),
+        "client_failed": num(j, "failed"),
+        "client_failures": by_reason(fails),
         # the client's --connect-timeout expiries are its ETIMEDOUT failures (10 s by
         # default: well before the kernel's own SYN give-up, ~127 s with tcp_syn_retries 6)
-        "connect_timeouts": fails.get("ETIMEDOUT", 0) if "failures" in j else None,
-        "t_client_established_s": j.get("time_to_established_s"),
-        "client_workers": j.get("workers"),
+        "connect_timeouts": fails.get("ETIMEDOUT", 0) if fails is not None else None,
+        "t_client_established_s": num(j, "time_to_established_s"),
+        "client_workers": num(j, "workers"),
         "client_cpu_run_s": cpu,
-        "connect_p99_ms": lat.get("p99"),
-        "hb_pongs": hb.get("pongs"),
-        "hb_p99_ms": (hb.get("latency_ms") or {}).get("p99"),
-        "client_open_at_end": j.get("open_at_end"),
+        "connect_p99_ms": num(lat, "p99", "connect_latency_ms."),
+        "hb_pongs": num(hb, "pongs", "heartbeat."),
+        "hb_p99_ms": num(hb_lat, "p99", "heartbeat.latency_ms."),
+        "client_open_at_end": num(j, "open_at_end"),
     }
 
 
@@ -193,10 +244,16 @@ def cmd_write(args):
             # the bucket-by-bucket histograms (for merging several clients)
             # stay in the run's client.json: the record keeps the percentiles
             client.pop("histograms", None)
-            rec["client"] = client
-            for k, v in client_columns(client).items():
+            bad = []
+            rec["client"] = client = clean(client, bad)
+            for k, v in client_columns(client, bad).items():
                 if rec.get(k) is None:
                     rec[k] = v
+            if bad:
+                # read as missing; the flag turns an ok run suspect
+                rec["flags"] = ";".join(x for x in (rec.get("flags"), "client-json-bad-field") if x)
+                print(f"record.py: {client_path}: not a finite number or of the wrong type, "
+                      f"taken as missing: {', '.join(bad)}", file=sys.stderr)
     # the CPUs of the machine the server ran on (a remote run's server host: its obs)
     ncpu = (int(obs["stat_cpus"]) if str(obs.get("stat_cpus", "")).isdigit() else 0) or os.cpu_count() or 1
     rec = judge.judge_or_fail(rec, obs, ncpu)

@@ -75,13 +75,14 @@ def write_json(path, obj, **dump_kw):
 
 def typed(key, text):
     """A key=value override's value as the record stores it: numbers as
-    numbers (except in text columns), "" as null."""
+    numbers (except in text columns), "" as null. A number too large for a
+    float (1.0e999) stays text: no record holds Infinity."""
     if text == "":
         return None
     if key not in TEXT_COLUMNS:
         if INT_RE.match(text) and len(text) < 19:
             return int(text)
-        if FLOAT_RE.match(text):
+        if FLOAT_RE.match(text) and math.isfinite(float(text)):
             return float(text)
     return text
 

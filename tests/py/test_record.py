@@ -79,6 +79,45 @@ class RecordTest(TmpDir):
         self.assertEqual(r["status"], "suspect")
         self.assertIn("client-json-unreadable", r["flags"])
 
+    def test_client_fields_of_the_wrong_type_count_as_missing(self):
+        # each raised AttributeError or TypeError in client_columns: no result.json at all
+        good = {"established": 2000, "failed": 0, "failures": {}, "cpu_user_s": 0.1, "cpu_sys_s": 0.25,
+                "connect_latency_ms": {"p99": 45.5}, "heartbeat": {"pongs": 7, "latency_ms": {"p99": 1.9}}}
+        for key, bad, col in (("failures", [1], "client_failures"), ("failures", "x", "client_failures"),
+                              ("failures", {"ETIMEDOUT": "x"}, "connect_timeouts"),
+                              ("heartbeat", [1], "hb_pongs"), ("heartbeat", {"latency_ms": "x"}, "hb_p99_ms"),
+                              ("connect_latency_ms", [1], "connect_p99_ms"),
+                              ("cpu_user_s", "x", None), ("established", [2000], "client_established"),
+                              ("established", True, "client_established"), ("reconnect", [1], None)):
+            client = dict(good, **{key: bad})
+            r = self.write("status=ok", "accepted=2000", "target=2000", client=client)
+            self.assertEqual(r["client"], client, key)
+            if col:
+                self.assertIsNone(r[col], (key, bad))
+            self.assertEqual(r["client_cpu_run_s"], 0.25 if key == "cpu_user_s" else 0.35)
+            self.assertEqual(r["client_established"], None if key == "established" else 2000)
+            self.assertNotIn("client_reconnects", r)
+            self.assertEqual((r["status"], r["flags"]), ("suspect", "client-json-bad-field"), (key, bad))
+
+    def test_no_number_that_is_not_finite_reaches_the_record(self):
+        # NaN, Infinity and 1e999 were written to result.json as non-standard JSON
+        client = ('{"established": NaN, "failed": 1e999, "failures": {"ETIMEDOUT": -Infinity},'
+                  ' "open_at_end": 1%s, "heartbeat": {"pongs": 3, "latency_ms": {"p99": Infinity}},'
+                  ' "extra": [1, NaN]}' % ("0" * 400))
+        r = self.write("status=ok", "accepted=20", "target=20", "t_accept_s=1.0e999", client=client)
+        with open(self.out) as f:
+            json.loads(f.read(), parse_constant=lambda c: self.fail("%s in result.json" % c))
+        self.assertEqual(r["client"], {"established": None, "failed": None, "failures": {"ETIMEDOUT": None},
+                                       "open_at_end": None, "heartbeat": {"pongs": 3, "latency_ms": {"p99": None}},
+                                       "extra": [1, None]})
+        for col in ("client_established", "client_failed", "client_failures", "connect_timeouts",
+                    "client_open_at_end", "hb_p99_ms"):
+            self.assertIsNone(r[col], col)
+        self.assertEqual(r["hb_pongs"], 3)
+        self.assertEqual(r["t_accept_s"], "1.0e999")          # too large for a float: text
+        self.assertIn("client-json-bad-field", r["flags"].split(";"))
+        self.assertEqual(r["status"], "suspect")
+
     def test_sanity_bounds_turn_ok_into_suspect(self):
         ncpu = os.cpu_count()
         r = self.write("status=ok", "accepted=2001", "target=2000", "kernel_bytes_per_conn=-812",
