@@ -294,10 +294,17 @@ def cmd_sample(args):
     return 0
 
 
+SUMS = ("steal", "softirq", "outside", "ksoftirqd", "init", "controller")   # window()'s, beside total
+
+
 def is_sample(x):
-    """A line cmd_sample wrote: its window and CPU in numbers, its busiest listed."""
-    return (all(isinstance(x.get(k), (int, float)) for k in ("t0", "t1", "total"))
-            and isinstance(x.get("top"), list) and all(isinstance(t, list) and len(t) == 2 for t in x["top"]))
+    """A line cmd_sample wrote: its window and CPU in figures (monlib.number;
+    the SUMS may be absent), its busiest listed as [name, figure]."""
+    return (all(monlib.number(x.get(k)) is not None for k in ("t0", "t1", "total"))
+            and all(monlib.number(x.get(k, 0)) is not None for k in SUMS)
+            and isinstance(x.get("top"), list)
+            and all(isinstance(t, list) and len(t) == 2 and isinstance(t[0], str)
+                    and monlib.number(t[1]) is not None for t in x["top"]))
 
 
 def window(samples, a, b):
@@ -313,7 +320,7 @@ def window(samples, a, b):
             continue
         part = min(part, 1.0)
         s["covered"] += part * span          # seconds of [a, b] this sample saw
-        for k in ("total", "steal", "softirq", "outside", "ksoftirqd", "init", "controller"):
+        for k in ("total",) + SUMS:
             s[k] += x.get(k, 0) * part    # (controller: not in samples before 2026-12-06)
         for name, d in x["top"]:
             s["top"][name] = s["top"].get(name, 0) + d * part
@@ -362,7 +369,8 @@ def cmd_summary(args):
     if "ramp" not in bounds:
         usage("summary: needs --ramp T0 T1")
     try:
-        # a line cut by a kill, or that is no sample, is skipped: the others still count
+        # a line cut by a kill, or that is no sample (a field no figure), is skipped:
+        # the others still count
         samples = [x for x in monlib.load(path, missing_ok=False) if is_sample(x)]
     except OSError as e:
         print(f"disturb.py: cannot read {path}: {e}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """monlib.py - what the monitors (rampmon.py, stallmon.py, stormmon.py)
 share: reading the server's counters, its processes and the client's log, and
 their JSON-lines files (harness/README.md "Scenario monitors"; disturb.py
-reads its samples with load too)."""
+reads its samples with load too), and number(), what counts as a figure in
+them (record.py's test of the client's summary too)."""
 import argparse
 import json
 import math
@@ -53,11 +54,13 @@ def live(pid):
 
 
 def number(v):
-    """V when it is a finite number a record can hold (an int or a float, not
-    a bool; an int under 2**63, as runstore.check_run wants), else None."""
+    """V when it is a figure: an int or a float (not a bool), finite and under
+    2**63 in size (a 64-bit counter's; runstore.check_run refuses larger
+    integers, and sums of such figures cannot overflow to inf); else None.
+    What the monitors' summaries and record.py take from a JSON file."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    if isinstance(v, float) and not math.isfinite(v) or isinstance(v, int) and abs(v) >= 1 << 63:
+    if isinstance(v, float) and not math.isfinite(v) or abs(v) >= 1 << 63:
         return None
     return v
 
@@ -109,6 +112,17 @@ def positive(kind):
                                              % ("whole number" if kind is int else "number", text))
         return v
     return conv
+
+
+def finite(text):
+    """An argparse type: a finite number (nan and inf refused)."""
+    try:
+        v = float(text)
+    except ValueError:
+        v = math.nan
+    if not math.isfinite(v):
+        raise argparse.ArgumentTypeError("expects a finite number, not %r" % text)
+    return v
 
 
 def count():

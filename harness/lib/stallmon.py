@@ -41,7 +41,7 @@ import time
 
 import c1m_root  # noqa: F401
 import monlib
-from monlib import append, live, load, stat_get
+from monlib import append, live, load, number, stat_get
 from py_server import cli_rules
 
 # The server's RssAnon may move this much (KiB) beyond the TCP tolerance and
@@ -263,43 +263,56 @@ def cmd_sample(a):
 # ---- the summary -------------------------------------------------------------
 
 def summarize(rows):
-    """The summary object from the monitor's lines (see the module's doc)."""
+    """The summary object from the monitor's lines (see the module's doc). A
+    field that is no figure (monlib.number: a string, NaN, a cut line's) is
+    unknown, as if absent; a phase or end line without its start, count, window
+    or time is none."""
+    def num(r, k):
+        return number(r.get(k))
+
+    def page_of(r):
+        v = num(r, "page")
+        return v if isinstance(v, int) and v > 0 else None
+
     before = next((r for r in rows if r.get("tag") == "before"), {})
-    # a phase line without its start, count or window is none (a damaged file)
-    p = next((r for r in rows if r.get("tag") == "phase" and isinstance(r.get("t0"), (int, float))
-              and isinstance(r.get("stalled"), int) and "steady_s" in r), None)
-    end = next((r for r in rows if r.get("tag") == "end"), None)
+    p = next((r for r in rows if r.get("tag") == "phase" and num(r, "t0") is not None
+              and isinstance(num(r, "stalled"), int) and num(r, "steady_s") is not None), None)
+    end = next((r for r in rows if r.get("tag") == "end" and isinstance(r.get("end"), str)
+                and num(r, "t") is not None), None)
     samples = [r for r in rows if "tag" not in r]
-    page = p["page"] if p else before.get("page", 4096)
-    mem0, rss0, avail0 = before.get("mem"), before.get("rss"), before.get("avail_kib")
+    page = (page_of(p) if p else None) or page_of(before) or 4096
+    mem0, rss0, avail0 = num(before, "mem"), num(before, "rss"), num(before, "avail_kib")
     rec = {"stall_tcp_mem0_kib": (mem0 or 0) * page // 1024}
     out = {"record": rec, "end": None, "t_end": None, "guard_why": None, "page": page,
-           "mem0": mem0, "rss0": rss0, "avail0": avail0, "slow0": before.get("slow")}
+           "mem0": mem0, "rss0": rss0, "avail0": avail0, "slow0": num(before, "slow")}
     if p is None:
         return out
     n = p["stalled"]
     # a sample may lack a field (a cut or damaged line): that field is unknown
-    mem_peak = max([mem0 or 0] + [s["mem"] for s in samples if isinstance(s.get("mem"), int)])
-    rss_peak = max([rss0 or 0] + [s["rss"] for s in samples if isinstance(s.get("rss"), int)])
-    lows = [x for x in [avail0] + [s.get("avail_kib") for s in samples] if isinstance(x, int)]
+    mem_peak = max([mem0 or 0] + [num(s, "mem") for s in samples if num(s, "mem") is not None])
+    rss_peak = max([rss0 or 0] + [num(s, "rss") for s in samples if num(s, "rss") is not None])
+    lows = [x for x in [avail0] + [num(s, "avail_kib") for s in samples] if x is not None]
     avail_low = min(lows) if lows else None
     last = samples[-1] if samples else {}
-    t_end = end["t"] if end else (last.get("t") or p["t0"])
-    out.update(end=end["end"] if end else "wait", t_end=t_end, guard_why=end["why"] if end else None,
+    t_end = end["t"] if end else (num(last, "t") or p["t0"])
+    why = end.get("why") if end else None
+    usable = num(last, "usable_kib")
+    out.update(end=end["end"] if end else "wait", t_end=t_end, guard_why=why if isinstance(why, str) else None,
                mem_peak=mem_peak, rss_peak=rss_peak, avail_low=avail_low, n=n,
-               usable=last["usable_kib"] // 1024 if last.get("usable_kib") is not None else None)
+               usable=usable // 1024 if usable is not None else None)
     rec.update(stall_phase_s=f"{t_end - p['t0']:.3f}", stall_end=out["end"], stall_steady_s=p["steady_s"],
                stall_tcp_mem_peak_kib=mem_peak * page // 1024,
-               stall_tcp_mem_end_kib=(last.get("mem") or 0) * page // 1024,
-               stall_orphans_end=last.get("orph"))
+               stall_tcp_mem_end_kib=(num(last, "mem") or 0) * page // 1024,
+               stall_orphans_end=num(last, "orph"))
     if n > 0:
         rec["stall_tcp_mem_bytes_per_stalled"] = (mem_peak - (mem0 or 0)) * page // n
         rec["stall_user_bytes_per_stalled"] = (rss_peak - (rss0 or 0)) * 1024 // n
         if avail0 is not None and avail_low is not None:
             rec.update(stall_avail0_kib=avail0, stall_avail_min_kib=avail_low,
                        stall_avail_drop_bytes_per_stalled=(avail0 - avail_low) * 1024 // n)
-    if p.get("slow0") is not None and last.get("slow") is not None:
-        rec["stall_cut"] = last["slow"] - p["slow0"]
+    slow0, slow = num(p, "slow0"), num(last, "slow")
+    if slow0 is not None and slow is not None:
+        rec["stall_cut"] = slow - slow0
     return out
 
 
@@ -347,11 +360,11 @@ def main(argv):
     ap.add_argument("--root", type=int)
     ap.add_argument("--nice", type=int, default=0)
     ap.add_argument("--stalled", type=int)
-    ap.add_argument("--t0", type=float)
+    ap.add_argument("--t0", type=monlib.finite)
     ap.add_argument("--wait", type=int)
     ap.add_argument("--floor", type=int)
     ap.add_argument("--csv")
-    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--interval", type=monlib.positive(float), default=1.0)
     return cmd_sample(ap.parse_args(rest))
 
 

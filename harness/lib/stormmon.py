@@ -36,7 +36,7 @@ import sys
 import time
 
 import monlib
-from monlib import append, live, load, log_tail, stat_get, wait_open
+from monlib import append, live, load, log_tail, number, stat_get, wait_open
 
 # TcpExt counter -> its key (probe.sh netns_tcp_counters)
 COUNTERS = {"ListenOverflows": "listen_overflows", "ListenDrops": "listen_drops",
@@ -132,18 +132,20 @@ def summarize(rows, t_kill):
     before = next((r for r in rows if r.get("tag") == "before"), {})
     # an end line says when and how it ended; one that does not is none
     end = next((r for r in rows if r.get("tag") == "end" and isinstance(r.get("end"), str)
-                and isinstance(r.get("t"), (int, float))), None)
+                and number(r.get("t")) is not None), None)
     if end is None:     # (an interrupted run never reads this: run_one.sh exits 130)
         return {"record": {}, "end": None, "failed": "scenario-failed",
                 "why": "the recovery watch ended without a verdict (stopped or killed)", "t_done": None}
     samples = [r for r in rows if "tag" not in r]
-    rec = {"storm_open": end.get("open"), "storm_window_s": f"{end['t'] - t_kill:.3f}",
-           "storm_server_pss_peak_kib": max([end.get("pss") or 0] + [s.get("pss") or 0 for s in samples])}
+    # a field that is no figure (monlib.number) is unknown
+    rec = {"storm_open": number(end.get("open")), "storm_window_s": f"{end['t'] - t_kill:.3f}",
+           "storm_server_pss_peak_kib": max([number(end.get("pss")) or 0]
+                                            + [number(s.get("pss")) or 0 for s in samples])}
     if end["end"] == "recovered":
         rec["storm_recovery_s"] = rec["storm_window_s"]
     c0, c1 = (x.get("counters") if isinstance(x.get("counters"), dict) else {} for x in (before, end))
     for k, v in c1.items():
-        if isinstance(v, int) and isinstance(c0.get(k), int):
+        if number(v) is not None and number(c0.get(k)) is not None:
             rec[f"storm_{k}"] = v - c0[k]
     return {"record": rec, "end": end["end"], "failed": "" if end["end"] == "recovered" else end["end"],
             "why": str(end.get("why") or ""), "t_done": end["t"]}
@@ -160,7 +162,7 @@ def main(argv):
     ap = monlib.parser("stormmon.py", __doc__, cmd)
     if cmd == "summary":
         ap.add_argument("file")
-        ap.add_argument("--t-kill", type=float, required=True)
+        ap.add_argument("--t-kill", type=monlib.finite, required=True)
         a = ap.parse_args(rest)
         try:
             rows = load(a.file)
@@ -177,7 +179,7 @@ def main(argv):
     ap.add_argument("--stats")
     ap.add_argument("--c1m-stat")
     ap.add_argument("--conns", type=int)
-    ap.add_argument("--t-kill", type=float)
+    ap.add_argument("--t-kill", type=monlib.finite)
     ap.add_argument("--timeout", type=int)
     ap.add_argument("--server", type=int)
     ap.add_argument("--client", type=int)

@@ -210,6 +210,18 @@ class DisturbSummaryTest(unittest.TestCase):
             p = run(DISTURB, "summary", f.name, "--ramp", "100", "104", "--limit", "5")
         self.assertEqual((p.returncode, json.loads(p.stdout or "null")), (0, want), p.stderr)
 
+    def test_a_sample_with_a_field_that_is_no_figure_is_skipped(self):
+        # TypeError's traceback ("y" a tick count, "x" a sum), or "inf" as a
+        # percentage from 1e400 (exit 0)
+        quiet = [sample(100 + i, 101 + i, 200, 2, init=1, top=[("x[5]", 2)]) for i in range(4)]
+        want = self.summary(quiet, "--ramp", "100", "104", "--limit", "5")
+        bad = [sample(100, 101, 200, top=[("x", "y")]), sample(100, 101, 200, top=[(["x"], 1)]),
+               sample(100, 101, 200, outside=1e400), sample(100, 101, 1e400), dict(sample(100, 101, 200), t1=True)]
+        bad += [sample(100, 101, 200, **{k: "x"}) for k in ("outside", "steal", "softirq", "init",
+                                                             "ksoftirqd", "controller")]
+        for junk in bad:
+            self.assertEqual(self.summary([junk] + quiet, "--ramp", "100", "104", "--limit", "5"), want, junk)
+
     def test_windows_prorated_and_judged(self):
         # 2 CPUs at 100 Hz: 200 jiffies a second. Ramp 100-104 quiet (1% outside),
         # hold 110-114 with a burner using half the machine.

@@ -179,6 +179,46 @@ class Recorded(unittest.TestCase):
         bad = [dict(r, t0=None) if r.get("tag") == "phase" else r for r in rows]
         self.assertIsNone(sm.summarize(bad)["end"])
 
+    def test_a_field_that_is_no_figure_is_unknown_not_a_crash(self):
+        # each was a TypeError: the field is unknown, as if the line lacked it
+        rows = recorded("stall-c-cut.jsonl")
+        whole = sm.summarize(copy.deepcopy(rows))
+
+        def damaged(tag, key, value="x", which=None):
+            out = copy.deepcopy(rows)
+            hit = [r for r in out if r.get("tag", "sample") == tag]
+            for r in hit if which is None else [hit[which]]:
+                r[key] = value
+            return sm.summarize(out)
+
+        for key in ("mem", "slow", "usable_kib", "rss", "avail_kib", "orph", "t"):
+            s = damaged("sample", key, which=-1)
+            self.assertEqual(s["end"], "cut", key)
+        self.assertIsNone(damaged("sample", "usable_kib", which=-1)["usable"])
+        self.assertNotIn("stall_cut", damaged("sample", "slow", which=-1)["record"])
+        self.assertEqual(damaged("sample", "mem", float("nan"))["mem_peak"], 217)     # before's only
+        for key in ("avail_kib", "mem", "rss"):
+            s = damaged("before", key)
+            self.assertEqual(s["end"], "cut", key)
+            self.assertIsNone(s[{"avail_kib": "avail0", "mem": "mem0", "rss": "rss0"}[key]], key)
+        self.assertEqual(damaged("phase", "page")["page"], 4096)                  # before's
+        self.assertNotIn("stall_cut", damaged("phase", "slow0")["record"])
+        s = damaged("end", "t")                                                    # no end line
+        self.assertEqual((s["end"], s["guard_why"]), ("wait", None))
+        self.assertEqual(damaged("end", "t", float("inf"))["end"], "wait")
+        self.assertEqual(damaged("phase", "stalled", True)["end"], None)          # no phase
+        self.assertEqual(whole["record"], damaged("end", "why", 7)["record"])
+
+    def test_sample_arguments_are_finite(self):
+        import contextlib
+        import io
+        for bad in (["--t0", "nan"], ["--t0", "inf"], ["--interval", "nan"], ["--interval", "0"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                sm.main(["sample", "--out", "/nonexistent/x"] + bad)
+            self.assertEqual(e.exception.code, 2, bad)
+            self.assertIn("argument %s: expects" % bad[0], err.getvalue())
+
 
 if __name__ == "__main__":
     unittest.main()

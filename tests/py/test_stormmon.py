@@ -130,6 +130,31 @@ class Damaged(unittest.TestCase):
         s = st.summarize(rows[:-1] + [dict(rows[-1], why=None, counters=[1])], t_kill(rows))
         self.assertEqual((s["end"], s["why"]), ("recovered", ""))
 
+    def test_a_field_that_is_no_figure_is_unknown_and_arguments_finite(self):
+        # a PSS of "3" (TypeError in max()), an end time of NaN: skipped like a
+        # missing field or end line; --t-kill nan gave a window of "nan"
+        import contextlib
+        import io
+        s = st.summarize([{"tag": "end", "end": "recovered", "t": 5, "pss": 3, "open": "x"}, {"pss": "3"},
+                          {"pss": float("inf")}, {"pss": 4}], 1)
+        self.assertEqual(s["record"], {"storm_open": None, "storm_window_s": "4.000",
+                                       "storm_server_pss_peak_kib": 4, "storm_recovery_s": "4.000"})
+        s = st.summarize([{"tag": "end", "end": "recovered", "t": float("nan")}], 1)
+        self.assertEqual((s["end"], s["failed"]), (None, "scenario-failed"))
+        rows = recorded("storm-asyncio-backoff.jsonl")
+        damaged = [dict(r, counters={"syn_retrans": "7"}) if r.get("tag") == "before" else r for r in rows]
+        self.assertNotIn("storm_syn_retrans", st.summarize(damaged, t_kill(rows))["record"])
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "storm.jsonl")
+            with open(path, "w") as f:
+                f.write("".join(json.dumps(r) + "\n" for r in rows))
+            for bad in ("nan", "inf", "-inf", "x"):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                    st.main(["summary", path, "--t-kill", bad])
+                self.assertEqual(e.exception.code, 2, bad)
+                self.assertIn("--t-kill", err.getvalue())
+
 
 if __name__ == "__main__":
     unittest.main()
