@@ -21,7 +21,8 @@ with peers stalled kept may exceed 1 by up to stalled / readers.
 
 Usage: pushkept.py summary RAMP_CSV --from MS --to MS --every S
            [--stalled N --stall-ms MS] [--min KEPT]
-prints a JSON object: push_kept (rounded to 3 places, then compared),
+--every: the push interval, 0.001..86400 seconds as the servers' --push-every.
+Prints a JSON object: push_kept (rounded to 3 places, then compared),
 push_kept_lo and push_kept_hi (kept's range by the counters' age at the
 edges, below), push_kept_sent, push_kept_due, push_kept_window_s,
 push_kept_min (the threshold), push_kept_stale_ms (the larger of the two edge
@@ -51,12 +52,14 @@ skips them), so for c the stalled peers' lines count until they are cut.
 """
 import argparse
 import json
-import math
 import sys
 
 import runstore
 
 KEPT_MIN = 0.9
+# --every's bounds: the servers' --push-every (DEVELOPERS.md "Server push";
+# py_server/push.py MIN_EVERY, MAX_EVERY)
+MIN_EVERY, MAX_EVERY = 0.001, 86400.0
 
 
 def samples(path, t_from, t_to):
@@ -192,9 +195,10 @@ def main(argv):
     s.add_argument("--stall-ms", type=int, default=None)
     s.add_argument("--min", dest="kept_min", type=float, default=KEPT_MIN)
     a = p.parse_args(argv)
-    if (not 0 < a.every < math.inf or a.t_to < a.t_from or a.stalled < 0
+    if (not MIN_EVERY <= a.every <= MAX_EVERY or a.t_to < a.t_from or a.stalled < 0
             or not 0 < a.kept_min <= 1):
-        p.error("expects a finite --every > 0, --to >= --from, --stalled >= 0, 0 < --min <= 1")
+        p.error("expects --every %g..%g (seconds), --to >= --from, --stalled >= 0, 0 < --min <= 1"
+                % (MIN_EVERY, MAX_EVERY))
     try:
         rows = samples(a.ramp_csv, a.t_from, a.t_to)
     except (OSError, ValueError) as e:

@@ -225,9 +225,15 @@ class Samples(unittest.TestCase):
         p = self.write("unix_ms,open,slow,pushed\n")
         for bad in (["--every", "0"], ["--every", "-1"], ["--every", "x"], ["--every", "1", "--min", "2"],
                     ["--every", "nan"], ["--every", "inf"],     # a traceback, a verdict of nothing due
+                    # the servers' --push-every bounds (1e-320: OverflowError's traceback)
+                    ["--every", "1e-320"], ["--every", "0.0009"], ["--every", "86401"],
                     ["--every", "1", "--stalled", "-3"]):
             r = self.cli("summary", p, "--from", "0", "--to", "1", *bad)
             self.assertEqual(r.returncode, 2, (bad, r.stdout))
+            self.assertNotIn("Traceback", r.stderr, bad)
+        for edge in ("0.001", "86400"):
+            r = self.cli("summary", p, "--from", "0", "--to", "1", "--every", edge)
+            self.assertEqual(r.returncode, 0, (edge, r.stderr))
         r = self.cli("summary", p, "--from", "5", "--to", "1", "--every", "1")
         self.assertEqual(r.returncode, 2)
 
