@@ -13,7 +13,7 @@ and hold, fitted as A + B x N (least squares over the per-tier medians).
       one line per contender and tier, "CONTENDER N SECONDS", then
       "total SECONDS" and "basis TEXT"
 
-Exit: 0, 2 usage.
+Exit: 0, 2 usage, 130 interrupted.
 """
 import argparse
 import glob
@@ -150,4 +150,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
+        sys.exit(130)

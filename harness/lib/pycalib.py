@@ -20,7 +20,7 @@ removal keyed by an int, a closure call and a list append/pop. CPU time
 the range. Output: one JSON object, {"python_ns": {"median", "min", "max"},
 "python_iterations", "python_rounds", "python_implementation"}; with --add-to,
 FILE's JSON object (c1m-calib's, - for stdin) with those keys added.
-Exit: 0, 1 when FILE cannot be read or is not a JSON object, 2 usage.
+Exit: 0, 1 when FILE cannot be read or is not a JSON object, 2 usage, 130 interrupted.
 """
 import argparse
 import json
@@ -121,4 +121,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
+        sys.exit(130)

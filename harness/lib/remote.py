@@ -664,4 +664,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
+        sys.exit(130)

@@ -17,7 +17,7 @@ Only the standard library: it runs under the interpreter the contenders use.
 Everything except `row` and `meta` reads nothing but runs.jsonl (else
 runs.csv, as in older results directories), ramp/*.csv and meta.json, so
 plot.sh can redraw a copied results directory.
-Exit: 0 done, 1 unreadable input, 2 usage.
+Exit: 0 done, 1 unreadable input, 2 usage, 130 interrupted.
 """
 import glob
 import importlib
@@ -928,4 +928,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
+        sys.exit(130)

@@ -13,7 +13,7 @@ below), both with exit 2 and the closest known name, before anything starts.
   settings.py check-env                exit 2 on an environment variable that is a typo
   settings.py names [TARGET]           the names (read by TARGET), one a line
 
-Exit: 0 fine, 2 a refused setting (the message on stderr).
+Exit: 0 fine, 2 a refused setting (the message on stderr), 130 interrupted (Ctrl-C).
 """
 import os
 import re
@@ -249,4 +249,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    try:
+        sys.exit(main(sys.argv))
+    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
+        sys.exit(130)
