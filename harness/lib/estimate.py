@@ -13,7 +13,7 @@ and hold, fitted as A + B x N (least squares over the per-tier medians).
       one line per contender and tier, "CONTENDER N SECONDS", then
       "total SECONDS" and "basis TEXT"
 
-Exit: 0, 2 usage, 130 interrupted.
+Exit: 0, 2 usage; a Ctrl-C ends it by SIGINT (130; lib/entry.py).
 """
 import argparse
 import glob
@@ -22,6 +22,7 @@ import os
 import statistics
 import sys
 
+import entry
 import runstore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -150,7 +151,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv)

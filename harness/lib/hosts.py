@@ -24,6 +24,8 @@ import json
 import re
 import sys
 
+import entry
+
 ROLES = ("server", "client")
 KEYS = {"server": ("addr", "cpus", "dir"), "client": ("src", "capacity", "cpus", "dir")}
 DEFAULT_DIR = "~/.cache/c1m-stage"   # the remote user's home: no other user can change it
@@ -229,7 +231,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv[1:])

@@ -20,7 +20,7 @@ removal keyed by an int, a closure call and a list append/pop. CPU time
 the range. Output: one JSON object, {"python_ns": {"median", "min", "max"},
 "python_iterations", "python_rounds", "python_implementation"}; with --add-to,
 FILE's JSON object (c1m-calib's, - for stdin) with those keys added.
-Exit: 0, 1 when FILE cannot be read or is not a JSON object, 2 usage, 130 interrupted.
+Exit: 0, 1 when FILE cannot be read or is not a JSON object, 2 usage; a Ctrl-C ends it by SIGINT (130; lib/entry.py).
 """
 import argparse
 import json
@@ -28,6 +28,8 @@ import platform
 import statistics
 import sys
 import time
+
+import entry
 
 
 class _Proto:
@@ -121,7 +123,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv[1:])

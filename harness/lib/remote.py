@@ -44,6 +44,7 @@ import tarfile
 import tempfile
 
 import contenders
+import entry
 import runstore
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -664,7 +665,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv[1:]))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv[1:])

@@ -17,7 +17,7 @@ Only the standard library: it runs under the interpreter the contenders use.
 Everything except `row` and `meta` reads nothing but runs.jsonl (else
 runs.csv, as in older results directories), ramp/*.csv and meta.json, so
 plot.sh can redraw a copied results directory.
-Exit: 0 done, 1 unreadable input, 2 usage, 130 interrupted.
+Exit: 0 done, 1 unreadable input, 2 usage; a Ctrl-C ends it by SIGINT (130; lib/entry.py).
 """
 import glob
 import importlib
@@ -34,6 +34,7 @@ import bootstrap
 import c1m_root  # noqa: F401  (py_server.cli_rules)
 import capacity_model
 import cells as cellmod
+import entry
 import fingerprint
 import judge
 import runstore
@@ -928,7 +929,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv)

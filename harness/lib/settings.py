@@ -13,11 +13,13 @@ below), both with exit 2 and the closest known name, before anything starts.
   settings.py check-env                exit 2 on an environment variable that is a typo
   settings.py names [TARGET]           the names (read by TARGET), one a line
 
-Exit: 0 fine, 2 a refused setting (the message on stderr), 130 interrupted (Ctrl-C).
+Exit: 0 fine, 2 a refused setting (the message on stderr), a Ctrl-C ends it by SIGINT (130; lib/entry.py).
 """
 import os
 import re
 import sys
+
+import entry
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -249,7 +251,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main(sys.argv))
-    except KeyboardInterrupt:     # Ctrl-C: the shell's status for it, no traceback
-        sys.exit(130)
+    entry.run(main, sys.argv)
