@@ -28,9 +28,9 @@ source "$C1M_ROOT/harness/lib/run_one_lib.sh"
 
 run_one_args "$@"
 require_root run_one.sh
-# --perf 1: perf as the caller probed it (C1M_PERF_BIN), else probed here (none: the
-# nanoseconds are read all the same, every phase's perf "unavailable")
-[ "$perf" = 1 ] && PERF_BIN=${C1M_PERF_BIN:-} && [ -z "$PERF_BIN" ] && ! perf_probe && log "$contender: no CPU profile: $PERF_CAUSE"
+# --perf 1: perf as the caller probed it, else probed here (lib/perf.sh perf_given); none:
+# the nanoseconds are read all the same, every phase's perf "unavailable"
+[ "$perf" = 1 ] && ! perf_given && log "$contender: no CPU profile: $PERF_CAUSE"
 [ -x "$BUILD/c1m-server" ] && [ -x "$BUILD/c1m-client" ] && [ -x "$BUILD/c1m-stat" ] \
     || die "binaries missing in $BUILD: run 'make build' first"
 # The run's state (lib/orphans.sh), removed last: what to find again if this
@@ -161,7 +161,6 @@ done
 # The watch starts first and waits for the client's start (--go: t0 and the
 # client's pid); how the ramp ended and when (t1) are observations (--merge-obs).
 ramp_watch_start      # (lib/run_one_lib.sh: sets wpid)
-on_exit stop_pid "$wpid" 5
 perf_phase begin ramp     # (--perf 1: the CPU anatomy's; lib/run_one_lib.sh)
 obs cpu0 "$(cpu_ticks $pids)"; obs machine0 "$(machine_cpu)"
 perf_phase on ramp
@@ -177,7 +176,8 @@ wait_child -t 0.01 "$wpid"
 case $? in
     0) reached=1 ;;
     3) reached=0 ;;
-    # (a stop signal to the group ends the watch too: its trap, pending, runs first)
+    # (a stop signal to the group ends the watch too: this shell's trap, pending,
+    # runs within the sleep, and the run is interrupted, not failed)
     *) sleep 0.3; die "$contender: the ramp's watch failed (lib/rampmon.py)" ;;
 esac
 perf_phase off ramp
@@ -185,6 +185,7 @@ obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"
 mark
 perf_phase end ramp
 M+=(--merge-obs "$out/ramp-end.json")
+rm -f "$out/ramp-go" "$out/ramp-go.ready"
 t1=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/ramp-end.json" t1)
 [ "$reached" = 1 ] || obs ramp_oom "$(oom_killed - "$server_up_s" "$spid" $workers)"
 R[accepted]=$(stat_get "$stats" open)

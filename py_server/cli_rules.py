@@ -10,6 +10,8 @@ included). Standard library only: the harness imports it too
   (c_server/lib/cli.c c1m_parse_long).
 - meminfo_usable_kib / mem_usable_kib: usable memory, MemAvailable less
   SReclaimable (c_server/lib/sysinfo.c c1m_meminfo_usable_kib).
+- PUSH_EVERY_MIN, PUSH_EVERY_MAX: the servers' --push-every bounds, seconds
+  (DEVELOPERS.md "Server push"; py_server/push.py, harness/lib/pushkept.py).
 """
 import re
 
@@ -17,6 +19,8 @@ import re
 FD_RESERVE = 64
 
 LONG_MAX = (1 << 63) - 1
+
+PUSH_EVERY_MIN, PUSH_EVERY_MAX = 0.001, 86400.0
 
 
 def ascii_digits(t):

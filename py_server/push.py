@@ -46,6 +46,7 @@ import time
 from array import array
 from bisect import bisect_right
 
+from . import cli_rules
 from .protocol import PONG, LineProtocol, abort, after_next_send, backlog_drained
 
 log = logging.getLogger("c1m.push")
@@ -53,8 +54,7 @@ log = logging.getLogger("c1m.push")
 TICK_S = 0.01
 MIN_BYTES = 32
 MAX_BYTES = 1025            # a line of 1024 bytes plus its newline
-MIN_EVERY = 0.001
-MAX_EVERY = 86400.0
+MIN_EVERY, MAX_EVERY = cli_rules.PUSH_EVERY_MIN, cli_rules.PUSH_EVERY_MAX
 FLOWS = ("honour", "ignore")     # --push-flow
 # The write buffer's high-water mark of asyncio's, uvloop's and c1m.Transport's
 # transports: over it they pause_writing(), and the honouring idiom pushes no

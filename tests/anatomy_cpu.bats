@@ -246,6 +246,10 @@ EOF
     assert_output --partial "perf refused to sample (perf record exit 255: Access to performance monitoring"
     assert_output --partial "perf_event_paranoid="
     [ -n "$(csv_get "$out/layers.csv" c ramp unknown)" ] || fail "no unknown layer: $(cat "$out/layers.csv")"
+    # its verdict reaches the run (lib/perf.sh perf_given): no second probe, perf never started
+    run "$PYTHON" harness/lib/record.py get "$out/c/measure-ramp.json" perf perf_cause
+    assert_line --index 0 unavailable
+    assert_line --index 1 --partial "perf refused to sample"
 }
 
 # A stand-in perf for the control-FIFO protocol: samples nothing, acks
@@ -383,7 +387,7 @@ EOF
     cd "$C1M_ROOT"
     fake=$BATS_TEST_TMPDIR/perf
     # a perf whose probe (a plain record) takes long: the signal lands in it
-    printf '#!/bin/sh\ncase "$1" in --version) echo "perf version 6.1.0"; exit 0 ;; record) sleep 20; exit 0 ;; esac\nexit 1\n' > "$fake"
+    printf '#!/bin/sh\ncase "$1" in --version) echo "perf version 6.1.0"; exit 0 ;; record) sleep 4; exit 0 ;; esac\nexit 1\n' > "$fake"
     chmod +x "$fake"
     before=$(ls -d /tmp/c1m-perf-probe.* 2>/dev/null | sort)
     env "${COMMON[@]}" OUT="$BATS_TEST_TMPDIR/probe" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 \

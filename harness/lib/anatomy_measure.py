@@ -15,10 +15,12 @@ processes read at both ends; schedstat, lib/probe.sh cpu_ns_by_pid), its
 clock ticks, its window (the ramp: t0 to t1; the hold: between the readings
 around the nanoseconds), perf's state (ok, unavailable or failed, and why;
 --fold-failed: a phase whose profile could not be folded), and the run's
-quiet gate, disturbance figures and status. A run that is not ok or disturbed
-(lib/judge.py: it did not reach N, a process died, the counts disagree...)
-writes failed-measure-PHASE.json instead: kept for a look, left out of the
-table.
+quiet gate, disturbance figures, status and flags. A run that is not ok,
+disturbed or suspect (lib/judge.py: it did not reach N, a process died, the
+counts disagree...) writes failed-measure-PHASE.json instead: kept for a
+look, left out of the table. (A suspect run counts: its flags name a sanity
+bound, most often a memory figure's, that says nothing of the CPU; they are
+kept in the measure.)
 
 Prints, one line each, the phases whose perf failed ("PHASE: why"), and on
 stderr why a failed run failed. Exit: 0 the run counts, 1 it failed (or its
@@ -31,7 +33,7 @@ import sys
 import runstore
 
 PHASES = ("ramp", "hold")
-USABLE = ("ok", "disturbed")
+USABLE = ("ok", "disturbed", "suspect")
 
 
 def by_pid(text):
@@ -88,6 +90,7 @@ def phase(rec, obs, name, fold_failed=None):
     return {
         "contender": rec.get("contender"), "phase": name, "target": rec.get("target"),
         "conns": conns, "reached": int(reached), "status": rec.get("status"), "note": rec.get("note"),
+        "flags": rec.get("flags") or None,
         "ramp_end": obs.get("ramp_end") if name == "ramp" else None,
         "cpu_ns": sum(delta.values()),
         "cpu_ns_by_pid": ",".join(f"{p}:{v}" for p, v in delta.items()),

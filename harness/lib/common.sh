@@ -275,8 +275,8 @@ mem_usable_kib() {
     awk '/^MemAvailable:/{a = $2} /^SReclaimable:/{r = $2}
          END { if (a != "") print (a > r ? a - r : 0) }' "${1:-/proc/meminfo}"
 }
-# mem_usable_mib: the same in MiB, for every memory guard (bench.sh's pre-run
-# estimate, run_one.sh's and anatomy-cpu's ramp stop; the client's
-# --min-available and the stall phase read the same figure). Empty when
+# mem_usable_mib: the same in MiB, for bench.sh's memory guard before a run
+# (the client's --min-available, the ramp's watch and the stall phase read the
+# same figure: c_server/lib/sysinfo.c, py_server/cli_rules.py). Empty when
 # unreadable, and a guard then gives no verdict, as the client does.
 mem_usable_mib() { local k; k=$(mem_usable_kib); [ -n "$k" ] && echo $((k / 1024)); }

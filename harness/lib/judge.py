@@ -177,12 +177,13 @@ def ramp_verdict(rec, obs):
     if ready != "ok":
         return READY_FAILED.get(ready, "failed"), f"server did not become ready: {obs.get('ready_log', '')}"
     end = obs.get("ramp_end")
+    oom = obs.get("ramp_oom", "")
+    oom = f": the kernel's OOM killer killed {oom} (dmesg)" if oom else ""
     if end == "server-exited":
-        oom = obs.get("ramp_oom", "")
         return "crashed", "server exited" + (f" {obs['ramp_exit']}" if "ramp_exit" in obs else "") + \
-            " during the ramp" + (f": the kernel's OOM killer killed {oom} (dmesg)" if oom else "")
-    if end == "worker-died":
-        return "crashed", "a server worker died during the ramp"
+            " during the ramp" + oom
+    if end == "worker-died":    # (a C server's parent ends the others and exits then: this comes first)
+        return "crashed", "a server worker died during the ramp" + oom
     if end == "client-exited":
         if "ramp_client" in obs:
             return "client-stopped", f"the client on {obs['ramp_client']} exited {obs.get('ramp_exit', '')} during the ramp"

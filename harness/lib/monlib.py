@@ -22,6 +22,18 @@ def stat_get(c1m_stat, stats, key):
     return int(v) if r.returncode == 0 and v.isdigit() else None
 
 
+def stat_total(c1m_stat, stats):
+    """{counter: int} of the counters file's total line (c1m-stat --total: one
+    process for them all; {} when unreadable)."""
+    try:
+        r = subprocess.run([c1m_stat, "--total", stats], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    if r.returncode != 0:
+        return {}
+    return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if v.isascii() and v.isdigit()}
+
+
 def wait_open(c1m_stat, stats, n):
     """True once the server's counters show N open (c1m-stat --wait open=N,
     for at most a second; False at once when a worker is dead)."""

@@ -41,7 +41,31 @@ _perf_first_error() {
     printf '%s' "${l:0:200}" | tr -s ' \t' ' '
 }
 
-perf_probe() {
+# perf_settings: PERF_PERIOD_US and PERF_CALLGRAPH with their defaults (1000,
+# dwarf), checked; 1 and PERF_SETTINGS_ERR (naming the knob) for a bad one.
+perf_settings() {
+    PERF_PERIOD_US=${PERF_PERIOD_US:-1000} PERF_CALLGRAPH=${PERF_CALLGRAPH:-dwarf} PERF_SETTINGS_ERR=""
+    in_range "$PERF_PERIOD_US" 10 1000000 \
+        || PERF_SETTINGS_ERR="PERF_PERIOD_US: expects 10..1000000 microseconds: $PERF_PERIOD_US"
+    case "$PERF_CALLGRAPH" in dwarf|fp) ;; *) PERF_SETTINGS_ERR="PERF_CALLGRAPH: dwarf or fp, not '$PERF_CALLGRAPH'" ;; esac
+    [ -z "$PERF_SETTINGS_ERR" ]
+}
+
+# perf_given: perf as a caller that probed it left it (C1M_PERF_BIN: the
+# binary; "none", the cause in C1M_PERF_CAUSE: harness/anatomy-cpu for each
+# run_one.sh), else probed here. 1 (PERF_BIN empty, PERF_CAUSE why) when there
+# is no perf to sample with.
+perf_given() {
+    case "${C1M_PERF_BIN:-}" in
+        "") perf_probe ;;
+        none) PERF_BIN="" PERF_CAUSE=${C1M_PERF_CAUSE:-perf unavailable}; return 1 ;;
+        *) PERF_BIN=$C1M_PERF_BIN PERF_CAUSE="" ;;
+    esac
+}
+
+# (a perf found but refused leaves no PERF_BIN behind: nothing starts it)
+perf_probe() { _perf_probe || { PERF_BIN=""; return 1; }; }
+_perf_probe() {
     local want=${C1M_PERF:-perf} tmp rc
     PERF_BIN="" PERF_VERSION="" PERF_CAUSE=""
     if ! PERF_BIN=$(command -v "$want" 2>/dev/null) || [ -z "$PERF_BIN" ] || [ ! -x "$PERF_BIN" ]; then
@@ -49,10 +73,14 @@ perf_probe() {
         PERF_CAUSE="perf not found ('$want'$([ -n "${C1M_PERF:-}" ] && echo " from C1M_PERF" || echo " on PATH")): apt-get install linux-perf (or harness/install-deps.sh anatomy)"
         return 1
     fi
-    # (on the cleanup stack: a stop signal during the probe leaves no directory)
+    # On the cleanup stack, a stop signal during the probe leaves no directory.
+    # Named before it is made (not $(mktemp -d): a signal landing while bash
+    # reads a command substitution ran the cleanup before the name was set);
+    # a name not ours (mkdir fails) is forgotten at once, never removed.
     [ "$_PERF_PROBE_SET" = 1 ] || { on_exit _perf_probe_cleanup; _PERF_PROBE_SET=1; }
-    _PERF_PROBE_DIR=$(mktemp -d /tmp/c1m-perf-probe.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
-    tmp=$_PERF_PROBE_DIR
+    tmp=/tmp/c1m-perf-probe.$$.$SRANDOM
+    _PERF_PROBE_DIR=$tmp
+    mkdir -m 700 "$tmp" 2>/dev/null || { _PERF_PROBE_DIR=""; PERF_CAUSE="cannot create a temporary directory ($tmp)"; return 1; }
     # Debian's /usr/bin/perf may be a wrapper that looks for perf_<kernel
     # version> and fails on a kernel it has no perf for: its message says so.
     timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"

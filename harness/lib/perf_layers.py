@@ -545,7 +545,7 @@ def table(outdir):
             "contender": contender, "phase": phase, "conns": conns, "window_s": m.get("window_s"),
             "unit": "us/conn" if phase == "ramp" else "us/conn/s",
             "measured_total": measured_ns / 1000.0 / conns / secs,
-            "measured_ticks_total": (m.get("cpu_ticks", 0) / m.get("clk_tck", 100) * 1e6 / conns / secs),
+            "measured_ticks_total": ((m.get("cpu_ticks") or 0) / (m.get("clk_tck") or 100) * 1e6 / conns / secs),
             "sampled_total": sampled,
             "coverage": cov, "coverage_min_process": cov_low, "coverage_min_pid": cov_pid,
             "samples": s["samples"] if s else 0,

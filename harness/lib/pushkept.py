@@ -54,12 +54,13 @@ import argparse
 import json
 import sys
 
+import c1m_root  # noqa: F401  (py_server.cli_rules)
 import runstore
+from py_server import cli_rules
 
 KEPT_MIN = 0.9
-# --every's bounds: the servers' --push-every (DEVELOPERS.md "Server push";
-# py_server/push.py MIN_EVERY, MAX_EVERY)
-MIN_EVERY, MAX_EVERY = 0.001, 86400.0
+# --every's bounds: the servers' --push-every (DEVELOPERS.md "Server push")
+MIN_EVERY, MAX_EVERY = cli_rules.PUSH_EVERY_MIN, cli_rules.PUSH_EVERY_MAX
 
 
 def samples(path, t_from, t_to):

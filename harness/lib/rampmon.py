@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """rampmon.py - when a ramp ends: the one home of its stop rules (Ramp),
-for the three drivers: run_one.sh and harness/anatomy-cpu watch a local ramp
-with `rampmon.py watch`; run_remote.py steps a Ramp over the counters it
-streams back from the server host.
+for both drivers: run_one.sh (make bench's runs, and harness/anatomy-cpu's
+through it) watches a local ramp with `rampmon.py watch`; run_remote.py steps
+a Ramp over the counters it streams back from the server host.
 
     rampmon.py watch --out FILE --stats FILE --c1m-stat PATH --conns N
                      --server PID (--go FILE | --t0 S --client PID)
@@ -15,7 +15,11 @@ then waits (polling every 2 ms) for FILE to hold the line "T0 CLIENT_PID"
 (the caller writes it once the client runs) and watches from then on. Its
 start-up (an interpreter and its imports: 30-50 ms of CPU) is then neither
 in the timed ramp nor taking the CPUs from it: started with the client, it
-made a 10k ramp of c 0.14 s instead of 0.09 s (five runs each).
+made a 10k ramp of c 0.14 s instead of 0.09 s (five runs each). --t0 and
+--client instead: a watch started once the client runs (the tests do).
+It ends with os._exit once its file is written: its caller reads the
+server's CPU when it is gone, and the interpreter's teardown would be in
+that window.
 
 watch: polls the server's counters (c1m-stat --wait open=N, which polls the
 file every 10 ms, for at most a second a pass; then its total line for the
@@ -51,7 +55,6 @@ be written, 2 usage, 130 stopped. Standard library only.
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -107,17 +110,6 @@ def note(end, target, timeout, stall, min_available):
     return judge.ramp_verdict(rec, dict(end, ready="ok"))[1]
 
 
-def total(c1m_stat, stats):
-    """{counter: int} of the counters file's total line ({} when unreadable)."""
-    try:
-        r = subprocess.run([c1m_stat, "--total", stats], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return {}
-    if r.returncode != 0:
-        return {}
-    return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if v.isdigit()}
-
-
 def usable_mib():
     try:
         return cli_rules.mem_usable_kib() // 1024
@@ -170,7 +162,7 @@ def cmd_watch(a):
             shown.end()
             return 130
         now = time.time()
-        t = total(a.c1m_stat, a.stats)
+        t = monlib.stat_total(a.c1m_stat, a.stats)
         opened = t.get("open")
         el = now - a.t0
         shown.show(PROGRESS_FMT, (a.label, a.conns, opened or 0, a.conns, opened / el if opened and el > 0 else 0, el, ""))
@@ -230,4 +222,7 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)      # (no teardown: see the module's doc)

@@ -167,6 +167,7 @@ ramp_watch_start() {
         --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
         --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
     wpid=$!
+    on_exit stop_pid "$wpid" 5
     for ((i = 0; i < 1000; i++)); do
         [ -e "$out/ramp-go.ready" ] || ! kill -0 "$wpid" 2>/dev/null && break
         sleep 0.01

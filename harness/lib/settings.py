@@ -19,9 +19,8 @@ import os
 import re
 import sys
 
-import entry
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import entry  # noqa: E402
 
 # (target, duration, meaning). Durations (DURATION_SOURCES): build, c, pyext,
 # plot, compare, capacity, fuzz-build measured on this machine kind (2 vCPUs,

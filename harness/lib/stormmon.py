@@ -102,8 +102,9 @@ def cmd_sample(a):
         if stop or (a.root and not live(a.root)):
             return 0
         el = time.time() - a.t_kill
-        s = {"t": time.time(), "el": round(el, 3), "open": stat_get(a.c1m_stat, a.stats, "open"),
-             "dead": stat_get(a.c1m_stat, a.stats, "workers_dead"), "pss": pss_kib(pids)}
+        tot = monlib.stat_total(a.c1m_stat, a.stats)
+        s = {"t": time.time(), "el": round(el, 3), "open": tot.get("open"),
+             "dead": tot.get("workers_dead"), "pss": pss_kib(pids)}
         peak = max(peak, s["pss"])
         append(a.out, s)
         if el >= shown + 10:

@@ -56,6 +56,10 @@ class Judge(unittest.TestCase):
         self.assertNotIn("health", r)
         r = run({"ramp_end": "server-exited", "ramp_oom": "pid 12 (python3)"})
         self.assertEqual(r["note"], "server exited during the ramp: the kernel's OOM killer killed pid 12 (python3) (dmesg)")
+        # a worker killed: the ramp's watch sees the dead worker before the parent's exit
+        r = run({"ramp_end": "worker-died", "ramp_oom": "pid 12 (c1m-server)"})
+        self.assertEqual((r["status"], r["note"]), ("crashed", "a server worker died during the ramp: the kernel's "
+                                                    "OOM killer killed pid 12 (c1m-server) (dmesg)"))
 
     def test_ramp_ends(self):
         self.assertEqual((run({"ramp_end": "client-exited", "client_log": "EMFILE"})["status"],

@@ -1,5 +1,5 @@
-"""harness/lib/rampmon.py, the ramp's stop rules (Ramp: run_one.sh,
-anatomy-cpu and run_remote.py all end a ramp by them), its watch against a
+"""harness/lib/rampmon.py, the ramp's stop rules (Ramp: run_one.sh, so
+anatomy-cpu too, and run_remote.py end a ramp by them), its watch against a
 stand-in c1m-stat and stand-in server and client processes, and
 lib/progress.py's line. No root, no socket: tests/trust.bats and
 tests/harness.bats run real ramps."""
@@ -150,7 +150,7 @@ class Watch(unittest.TestCase):
         self.procs.append(p)
         return p
 
-    def watch(self, *extra, server=None, client=None, wait=True):
+    def watch(self, *extra, server=None, client=None):
         server = server or self.sleeper()
         client = client or self.sleeper()
         out = os.path.join(self.d, "ramp-end.json")
@@ -160,8 +160,6 @@ class Watch(unittest.TestCase):
                 *extra]
         p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.procs.append(p)
-        if not wait:
-            return p, out
         so, se = p.communicate(timeout=30)
         end = None
         if os.path.exists(out):
@@ -234,8 +232,18 @@ class Watch(unittest.TestCase):
         self.assertEqual((rc, end["ramp_end"]), (3, "oom-guard"))
 
     def test_stopped_writes_nothing(self):
-        p, out = self.watch(wait=False)
-        time.sleep(1.0)                 # its handlers are set once its imports are done
+        # its handlers are set once its imports are done: it says so (GO.ready)
+        go = os.path.join(self.d, "go")
+        server = self.sleeper()
+        out = os.path.join(self.d, "ramp-end.json")
+        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
+                              "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off"],
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        for _ in range(3000):
+            if os.path.exists(go + ".ready"):
+                break
+            time.sleep(0.01)
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=10)
         self.assertEqual(p.returncode, 130)
