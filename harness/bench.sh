@@ -28,14 +28,6 @@ KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORK
        CLIENT_WORKER_CONNS MIN_AVAILABLE_MIB MEM_GUARD_MIB SETTLE_MAX MEM_SETTLE CALIBRATE
        QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM SCENARIO PROFILE RATE PY_GC
        PORTS CPUS_SERVER CPUS_CLIENT HOSTS APPLY_SYSCTL REMOTE_PYTHON)
-# Memory guard: a connection never costs less than this (two idle TCP sockets
-# with their file, inode, dentry and epoll item), whatever a noisy small-tier
-# measurement said; and the estimate gets 15% plus this much headroom on top
-# of the usable-memory floor the run itself stops at (mem_usable_mib).
-GUARD_PCT=115
-GUARD_FLOOR_BYTES=8192
-GUARD_MARGIN_MIB=256
-
 # usage [STATUS]: --help (0) on stdout, a usage error (2) on stderr
 usage() {
     local rc=${1:-2}
@@ -455,54 +447,19 @@ write_meta() {
 }
 
 # ---- memory guard ---------------------------------------------------------
-declare -A COST=()      # contender -> bytes/conn measured at its largest tier so far
-declare -A COST_TIER=()
-
-# learn_cost CONTENDER N: from the finished run's result (RES): userspace,
-# plus the larger of the Slab and socket-cache deltas, plus the server's idle
-# RSS spread over the connections (workers, each with its own interpreter,
-# grow in number with N). The largest tier wins: small tiers overstate the
-# idle share; repeats at one tier keep the largest figure.
-learn_cost() {
-    local c=$1 n=$2 user=${RES[user_bytes_per_conn]:-} slab=${RES[slab_bytes_per_conn]:-}
-    local kern=${RES[kernel_bytes_per_conn]:-} idle=${RES[server_rss_idle_kib]:-0} acc=${RES[accepted]:-0} per v
-    # A ramp that did not end normally measured a server that died (its RSS
-    # read as 0) or a handful of connections (the idle share inflated): not
-    # a cost to plan the next tier on.
-    case ${RES[status]:-} in crashed|failed|timeout|ramp-stalled|client-stopped) return 0 ;; esac
-    # plain integers only: the record is data, never an arithmetic expression
-    for v in "$user" "$slab" "$kern" "$idle" "$acc"; do [[ $v =~ ^-?[0-9]{0,15}$ ]] || return 0; done
-    [ -n "$user" ] && [ -n "$slab" ] && [ "$acc" -gt 0 ] || return 0
-    [ "$user" -lt 0 ] && user=0
-    [ -n "$kern" ] && [ "$kern" -gt "$slab" ] && slab=$kern
-    per=$((user + slab + idle * 1024 / acc))
-    local tier=${COST_TIER[$c]:-0}
-    if [ "$n" -gt "$tier" ] || { [ "$n" -eq "$tier" ] && [ "$per" -gt "${COST[$c]}" ]; }; then
-        COST[$c]=$per COST_TIER[$c]=$n
-    fi
-    return 0
-}
-
-# guard CONTENDER N: 0 when the run fits. Sets GUARD_MSG either way.
+# guard CONTENDER N: 0 when the run fits in usable memory, by what this suite
+# measured so far (lib/memguard.py: the cost per connection learned from
+# OUT/runs.jsonl, the headroom and the floor). Sets GUARD_MSG either way.
 guard() {
-    local c=$1 n=$2 per basis avail src need k
-    per=${COST[$c]:-} basis="measured for $c"
-    if [ -z "$per" ]; then
-        for k in "${!COST[@]}"; do [ "${COST[$k]}" -gt "${per:-0}" ] && per=${COST[$k]}; done
-        basis="largest measured for another contender"
-    fi
-    [ -z "$per" ] && { per=$GUARD_FLOOR_BYTES; basis="floor, nothing measured yet"; }
-    [ "$per" -lt "$GUARD_FLOOR_BYTES" ] && { per=$GUARD_FLOOR_BYTES; basis="floor"; }
-    need=$(( (n * per * GUARD_PCT / 100 + 1048575) / 1048576 + MIN_AVAILABLE_MIB + GUARD_MARGIN_MIB ))
-    if [ -n "$MEM_GUARD_MIB" ]; then
-        avail=$MEM_GUARD_MIB src="MEM_GUARD_MIB"
-    else
-        avail=$(mem_usable_mib) src="MemAvailable less the reclaimable slab"
-        # /proc/meminfo unreadable: no verdict, as every other guard
-        [ -n "$avail" ] || { GUARD_MSG="usable memory unreadable: not estimated"; return 0; }
-    fi
-    GUARD_MSG="needs ~${need} MiB ($per B/conn, $basis, +$((GUARD_PCT - 100))% + ${GUARD_MARGIN_MIB} MiB + the ${MIN_AVAILABLE_MIB} MiB floor); usable ${avail} MiB ($src)"
-    [ "$need" -le "$avail" ]
+    local rc
+    # shellcheck disable=SC2086  # (a flag and its number, or nothing)
+    GUARD_MSG=$("$PYTHON" "$C1M_ROOT/harness/lib/memguard.py" check "$OUT" "$1" "$2" \
+        --min-available "$MIN_AVAILABLE_MIB" ${MEM_GUARD_MIB:+--mem-guard-mib $MEM_GUARD_MIB}); rc=$?
+    case $rc in
+        0) return 0 ;;
+        3) return 1 ;;
+        *) die "the memory guard failed (lib/memguard.py exit $rc)" ;;
+    esac
 }
 
 # settle: the previous run's sockets are freed asynchronously after its
@@ -702,7 +659,6 @@ run_case() {
     CUR_PID="" CUR_ROW=() CUR_LOG=""
     if load_result "$dir" && [ "$rc" = 0 ]; then
         record "${row[@]}"
-        learn_cost "$c" "$n"
     else
         # run_one.sh itself failed (exit 1: e.g. a sysctl that is not per
         # namespace; 130: someone signalled it): recorded (harness-error, or

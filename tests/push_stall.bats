@@ -536,17 +536,18 @@ uvloop: push-flow"
     # asyncio-streams at 1M, 10% stalled, at the kernel's OOM kill: MemAvailable
     # read 2,011 MiB with 2.0 GiB of it the open sockets' slab
     printf 'MemTotal:       24684596 kB\nMemFree:          316444 kB\nMemAvailable:    2059264 kB\nSReclaimable:    2115076 kB\n' > "$m"
-    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    usable() { PYTHONPATH=$C1M_ROOT "$PYTHON" -c 'import sys; from py_server import cli_rules; print(cli_rules.mem_usable_kib(sys.argv[1]))' "$1"; }
+    run usable "$m"
     assert_output 0
     printf 'MemAvailable:    2059264 kB\nSReclaimable:      53780 kB\n' > "$m"
-    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    run usable "$m"
     assert_output 2005484
     printf 'MemAvailable:    2059264 kB\n' > "$m"     # no SReclaimable line: MemAvailable
-    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
+    run usable "$m"
     assert_output 2059264
     printf 'MemFree:          316444 kB\n' > "$m"     # no MemAvailable: nothing, never a made-up 0
-    run bash -c 'source "$1/harness/lib/common.sh"; mem_usable_kib "$2"' _ "$C1M_ROOT" "$m"
-    assert_output ""
+    run usable "$m"
+    assert_output None
     # the stall phase's monitor guards on it (its rules: tests/py/test_stallmon.py)
     grep -q 'cli_rules.meminfo_usable_kib' "$C1M_ROOT/harness/lib/stallmon.py"
 }

@@ -7,7 +7,7 @@ once a run has been stopped there.
     harness/capacity --check DIR
 
 The guard reads usable memory: MemAvailable less SReclaimable (py_server/
-cli_rules.py mem_usable_kib; lib/common.sh's, the client's c1m_mem_usable_kib). MemAvailable alone counts
+cli_rules.py mem_usable_kib; the client's c1m_mem_usable_kib). MemAvailable alone counts
 the open sockets' inodes and dentries (sock_inode_cache, dentry: reclaimable
 slab) as available although they cannot be reclaimed while the sockets are
 open; at 1M that is ~2 GiB, and the kernel's OOM killer ended a server while

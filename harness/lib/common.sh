@@ -262,21 +262,3 @@ is_cpu_list() {
 }
 tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
-mem_available_kib() { awk '/^MemAvailable:/{print $2}' /proc/meminfo; }
-# mem_usable_kib [MEMINFO]: MemAvailable less the reclaimable slab (KiB; empty
-# when MemAvailable is unreadable): what a memory guard may count on. With
-# 1M connections open, MemAvailable counts the sockets' inodes and dentries
-# (SReclaimable, ~2 GiB for 2M sockets) as available, but they cannot be
-# reclaimed while the sockets are open: asyncio-streams at 1M with 10% stalled
-# had a worker killed by the kernel's OOM killer while MemAvailable read
-# 2,011 MiB over a 1,024 MiB floor (results/reference-stall-1m-10pct). On an
-# idle machine SReclaimable is ~50 MB, so the guard gives up little.
-mem_usable_kib() {
-    awk '/^MemAvailable:/{a = $2} /^SReclaimable:/{r = $2}
-         END { if (a != "") print (a > r ? a - r : 0) }' "${1:-/proc/meminfo}"
-}
-# mem_usable_mib: the same in MiB, for bench.sh's memory guard before a run
-# (the client's --min-available, the ramp's watch and the stall phase read the
-# same figure: c_server/lib/sysinfo.c, py_server/cli_rules.py). Empty when
-# unreadable, and a guard then gives no verdict, as the client does.
-mem_usable_mib() { local k; k=$(mem_usable_kib); [ -n "$k" ] && echo $((k / 1024)); }

@@ -112,9 +112,10 @@ def note(end, target, timeout, stall, min_available):
 
 def usable_mib():
     try:
-        return cli_rules.mem_usable_kib() // 1024
+        kib = cli_rules.mem_usable_kib()
     except (OSError, ValueError):
         return None
+    return None if kib is None else kib // 1024
 
 
 def read_go(path):

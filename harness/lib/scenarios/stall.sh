@@ -29,7 +29,7 @@
 # peer would show (stall_steady_s; "steady": no cut, and TCP memory and the
 # server's RssAnon moved less than a tenth of what the stalled peers would pin
 # at the push rate: the queues are full and stay), at STALL_WAIT seconds ("wait": still filling),
-# when MemAvailable less the reclaimable slab (mem_usable_kib) fell under the
+# when MemAvailable less the reclaimable slab (py_server/cli_rules.py mem_usable_kib) fell under the
 # run's floor (status oom-guard: the finding, the memory an unbounded idiom
 # took, is in the note), or when a server process died (server-died). Then, once,
 # `ss -tmn` over the server's sockets (slow at 1M sockets: stall_ss_s says how
