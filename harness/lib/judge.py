@@ -166,6 +166,14 @@ def figures(obs, accepted):
         f["server_cpu_hold_pct"] = f"{100 * ticks / hz / float(wall):.1f}" if float(wall) > 0 else "0.0"
         if "hold_machine1" in obs:
             f["machine_cpu_hold_pct"] = _pct_of_one_cpu(obs["hold_machine0"], obs["hold_machine1"], ncpu)
+    if all(k in obs for k in ("storm_cpu", "storm_t_restart", "storm_t_done")):
+        # the storm's restarted server over its whole life so far (its start-up
+        # and the recovery), and the machine from before the kill
+        ticks, a, b = int(obs["storm_cpu"]), float(obs["storm_t_restart"]), float(obs["storm_t_done"])
+        f["storm_server_cpu_s"] = f"{ticks / hz:.2f}"
+        f["storm_server_cpu_pct"] = f"{100 * ticks / hz / (b - a) if b > a else 0:.1f}"
+        if "storm_machine1" in obs:
+            f["storm_machine_cpu_pct"] = _pct_of_one_cpu(obs["storm_machine0"], obs["storm_machine1"], ncpu)
     return f, flags
 
 

@@ -38,7 +38,6 @@ pid_ticks() {
 # cpu_ticks PIDS...: their utime+stime summed. Workers are reaped by their
 # parent only at the end, so live pids cover the whole run.
 cpu_ticks() { pid_ticks "$@" | awk '{ t += $2 } END { print t + 0 }'; }
-ticks_to_s() { awk -v t="$1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.2f", t / hz}'; }
 
 # cpu_ns_by_pid PIDS...: "PID:NS ..." of each process, NS the CPU nanoseconds
 # of all its threads (sum_exec_runtime, /proc/PID/task/*/schedstat: the
@@ -60,14 +59,6 @@ cpu_ns_by_pid() {
 
 # machine_cpu: "busy total" jiffies from /proc/stat's cpu line.
 machine_cpu() { awk '/^cpu /{b=$2+$3+$4+$7+$8+$9; print b, b+$5+$6}' /proc/stat; }
-# pct_of_one_cpu B0 T0 B1 T1: the machine's busy share between two machine_cpu
-# readings in % of ONE CPU (200 = both CPUs of 2 busy). The CPUs are those
-# /proc/stat's cpu line sums, not nproc's (nproc follows the affinity mask and
-# OMP_NUM_THREADS: `taskset -c 0 make bench` halved the figure).
-pct_of_one_cpu() {
-    awk -v b=$(($3 - $1)) -v t=$(($4 - $2)) -v n="$(grep -c '^cpu[0-9]' /proc/stat)" \
-        'BEGIN{printf "%.0f", t ? 100 * n * b / t : 0}'
-}
 
 # slab_kib: "sock_caches_kib slab_kib": the caches an idle socket lives in
 # (TCP, TCPv6, sock_inode_cache, filp, dentry, eventpoll_epi, eventpoll_pwq)

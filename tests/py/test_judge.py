@@ -205,6 +205,17 @@ class Judge(unittest.TestCase):
         self.assertNotIn("user_bytes_per_conn", run({"rss_idle": "1 1", "rss_full": "2 2", "slab0": "1 1",
                                                       "slab1": "2 2"}, accepted=None))
 
+    def test_storm_figures(self):
+        # the restarted server's ticks over its life, the machine's from before the kill
+        r = run({"clk_tck": "100", "stat_cpus": "2", "storm_cpu": "250", "storm_t_restart": "100.0",
+                 "storm_t_done": "105.0", "storm_machine0": "1000 5000", "storm_machine1": "1600 6000"})
+        self.assertEqual((r["storm_server_cpu_s"], r["storm_server_cpu_pct"], r["storm_machine_cpu_pct"]),
+                         (2.5, 50.0, 120))
+        r = run({"clk_tck": "100", "storm_cpu": "7", "storm_t_restart": "100.0", "storm_t_done": "100.0"})
+        self.assertEqual((r["storm_server_cpu_s"], r["storm_server_cpu_pct"]), (0.07, 0.0))
+        self.assertNotIn("storm_machine_cpu_pct", r)
+        self.assertNotIn("storm_server_cpu_s", run({"storm_cpu": "7"}))     # a storm cut short
+
     def test_interrupted(self):
         r = run({"interrupted": "INT", "dead_gone": "1"}, note="push: x")
         self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGINT"))

@@ -93,7 +93,7 @@ storm_mon_stop() { [ -z "$storm_mon_pid" ] || stop_pid "$storm_mon_pid" 5; storm
 
 scenario_run() {
     local limit=${STORM_TIMEOUT:-300} old n_old i t_kill t_restart t_ready t_done
-    local mb0 mt0 mb1 mt1 cpu failed="" why="" f=()
+    local failed="" why="" f=()
     R[storm_timeout_s]=$limit
     # A server already dead at the end of the hold (run_one.sh's health): no
     # storm; its pids may already name other processes.
@@ -104,7 +104,7 @@ scenario_run() {
     # the namespace's TCP drop counters: deltas over the storm (lib/stormmon.py)
     rm -f "$out/storm.jsonl"
     "$PYTHON" "$C1M_ROOT/harness/lib/stormmon.py" sample --once --out "$out/storm.jsonl" --netstat "/proc/$spid/net/netstat"
-    read -r mb0 mt0 <<<"$(machine_cpu)"
+    obs storm_machine0 "$(machine_cpu)"
     old=$(proc_tree "$spid")
     n_old=$(wc -w <<<"$old")
     if [ "$variant" = backoff ]; then
@@ -140,6 +140,7 @@ scenario_run() {
     spid=""
     wait "$dead_spid" 2>/dev/null
     t_restart=$(now_s)
+    obs storm_t_restart "$t_restart"
     R[storm_restart_s]=$(elapsed "$t_kill" "$t_restart")
     # (run_one.sh's stop_server, registered once, stops the $spid this sets)
     server_launch "$out/server-restart.log"
@@ -173,14 +174,13 @@ scenario_run() {
     [ -z "$failed" ] || scenario_fail "$why" "$failed"
     # shellcheck disable=SC2086
     R[storm_server_rss_peak_kib]=$(storm_hwm_kib $pids)
+    # the restarted server's whole life so far, its start-up and the recovery:
+    # its CPU ticks (lib/judge.py derives storm_server_cpu_s and _pct, and the
+    # machine's storm_machine_cpu_pct)
     # shellcheck disable=SC2086
-    cpu=$(cpu_ticks $pids)
-    read -r mb1 mt1 <<<"$(machine_cpu)"
-    # the restarted server's whole life so far: its start-up and the recovery
-    R[storm_server_cpu_s]=$(ticks_to_s "$cpu")
-    R[storm_server_cpu_pct]=$(awk -v t="$cpu" -v hz="$(getconf CLK_TCK)" -v a="$t_restart" -v b="$t_done" \
-        'BEGIN{printf "%.1f", (b > a ? 100 * t / hz / (b - a) : 0)}')
-    R[storm_machine_cpu_pct]=$(pct_of_one_cpu "$mb0" "$mt0" "$mb1" "$mt1")
+    obs storm_cpu "$(cpu_ticks $pids)"
+    obs storm_machine1 "$(machine_cpu)"
+    obs storm_t_done "$t_done"
     # The curve ends with the state reached: the sampler's next line (bounded).
     local done_ms
     done_ms=$(awk -v t="$t_done" 'BEGIN{printf "%.0f", t * 1000}')
