@@ -201,16 +201,10 @@ def cmd_write(args):
             client_path = rest[i + 1]
             i += 2
             continue
-        if a == "--merge":
+        if a in ("--merge", "--merge-obs"):
             if i + 1 >= len(rest):
-                usage("--merge: needs a file")
-            merges.append(rest[i + 1])
-            i += 2
-            continue
-        if a == "--merge-obs":
-            if i + 1 >= len(rest):
-                usage("--merge-obs: needs a file")
-            obs_files.append(rest[i + 1])
+                usage(f"{a}: needs a file")
+            (merges if a == "--merge" else obs_files).append(rest[i + 1])
             i += 2
             continue
         if a == "--obs":
