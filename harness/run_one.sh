@@ -172,13 +172,14 @@ obs t0 "$t0"
 cpid=$!
 on_exit stop_pid "$cpid" 120
 echo "$t0 $cpid" > "$out/ramp-go"
-wait_child -t 0.01 "$wpid"
-case $? in
+wait_child -t 0.01 "$wpid"; rc=$?
+case $rc in
     0) reached=1 ;;
     3) reached=0 ;;
     # (a stop signal to the group ends the watch too: this shell's trap, pending,
     # runs within the sleep, and the run is interrupted, not failed)
-    *) sleep 0.3; die "$contender: the ramp's watch failed (lib/rampmon.py)" ;;
+    *) sleep 0.3; obs driver_error "the ramp's watch (lib/rampmon.py) failed (exit $rc)"
+       die "$contender: the ramp's watch failed (lib/rampmon.py exit $rc)" ;;
 esac
 perf_phase off ramp
 obs cpu1 "$(cpu_ticks $pids)"; obs machine1 "$(machine_cpu)"

@@ -96,12 +96,16 @@ gate() {
 @test "trust: machine CPU % of one CPU counts every CPU, whatever the affinity or OMP_NUM_THREADS" {
     local n
     n=$(grep -c '^cpu[0-9]' /proc/stat)
-    # half of all CPUs busy = 50 x the CPU count (run_one.sh used nproc: 50 here)
-    run env OMP_NUM_THREADS=1 taskset -c 0 bash -c 'source "$1/harness/lib/common.sh"
-        source "$1/harness/lib/probe.sh"; pct_of_one_cpu 1000 2000 1050 2100' probe "$C1M_ROOT"
+    # run_one.sh records the CPUs /proc/stat sums (obs stat_cpus), never nproc's
+    # (which follows the affinity: run_one.sh used it, and got 50 here)
+    grep -qF "obs stat_cpus \"\$(grep -c '^cpu[0-9]' /proc/stat)\"" "$C1M_ROOT/harness/run_one.sh" \
+        || fail "run_one.sh does not record /proc/stat's CPUs"
+    ! grep -n 'nproc' "$C1M_ROOT/harness/run_one.sh" || fail "run_one.sh counts CPUs with nproc"
+    # lib/judge.py: half of all CPUs busy = 50 x the CPU count
+    run env OMP_NUM_THREADS=1 taskset -c 0 "$PYTHON" -c 'import sys; sys.path.insert(0, sys.argv[1]); import judge
+print(judge._pct_of_one_cpu("1000 2000", "1050 2100", int(sys.argv[2])))' "$C1M_ROOT/harness/lib" "$n"
     assert_success
     assert_output "$((50 * n))"
-    ! grep -n 'nproc' "$C1M_ROOT/harness/run_one.sh" || fail "run_one.sh counts CPUs with nproc"
 }
 
 @test "trust: the quiet gate passes a quiet machine, times out on a busy one, and can be off" {

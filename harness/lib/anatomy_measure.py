@@ -135,7 +135,7 @@ def main(argv):
         rest = rest[2:]
     try:
         rec, obs = (read_object(os.path.join(run_dir, f)) for f in ("result.json", "observations.json"))
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"anatomy_measure.py: {run_dir}: the run's record cannot be read: {e}", file=sys.stderr)
         return 1
     usable = rec.get("status") in USABLE

@@ -40,6 +40,10 @@ on_exit() {
 _c1m_run_cleanup() {
     local n start len cmd
     _C1M_CLEANING=1
+    # From here the stop signals are ignored, by this shell and by what the
+    # cleanup starts (an ignored signal stays ignored across exec): a second
+    # ^C to the group once killed the record.py writing the run's result.
+    trap '' INT TERM HUP
     while n=${#_C1M_DEFER_START[@]}; [ "$n" -gt 0 ]; do
         start=${_C1M_DEFER_START[n - 1]} len=${_C1M_DEFER_LEN[n - 1]}
         cmd=("${_C1M_DEFER_WORDS[@]:start:len}")
@@ -50,14 +54,16 @@ _c1m_run_cleanup() {
 }
 # A stop signal (INT, TERM, HUP: ^C, kill, timeout, a CI cancel, a closed
 # terminal) runs the optional hook, the cleanup stack, and exits 130. A signal
-# that arrives while cleaning up is ignored: the cleanup is finished first
-# (bench.sh signals run_one.sh again while it is already stopping).
+# that arrives while cleaning up is ignored, by the cleanup's own processes
+# too: the cleanup is finished first (bench.sh signals run_one.sh again while
+# it is already stopping; a user presses ^C twice).
 _C1M_SIGNAL_HOOK=""
 _c1m_on_signal() {
     [ "$_C1M_CLEANING" = 1 ] && return 0
     # inside timed_read: noted, handled once the read returned (see there)
     if [ "$_C1M_IN_READ" = 1 ]; then _C1M_PENDING_SIGNAL=$1; return 0; fi
     _C1M_CLEANING=1
+    trap '' INT TERM HUP      # (the hook's processes too: see _c1m_run_cleanup)
     log "interrupted (SIG$1): cleaning up"
     [ -n "$_C1M_SIGNAL_HOOK" ] && "$_C1M_SIGNAL_HOOK" "$1"
     _c1m_run_cleanup

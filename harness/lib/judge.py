@@ -59,7 +59,8 @@ ROW_KINDS = {"unsupported": "unsupported",        # the contender lacks what the
 #   hold_end    server-exited|client-exited during the hold, with hold_exit, hold_client
 #   lost        a host stopped answering (a session ended without an exit status,
 #               a command could not connect): the text names it
-#   driver_error  run_remote.py's own failure (a bug): the text
+#   driver_error  the driver's own failure (run_remote.py's bug, run_one.sh's
+#                 ramp watch that failed): the text; status harness-error
 #   cleanup_signal  a stop signal that came during the cleanup of an ended run
 # It records the readings figures() derives from as run_one.sh does (t0, t1 in the
 # server host's clock, cpu0, cpu1, clk_tck, rss_idle, rss_full, slab0, slab1, hold_*),
@@ -300,8 +301,8 @@ def judge(rec, obs, ncpu):
         status, notes = "interrupted", [f"interrupted by SIG{obs['interrupted']}"]
     elif "lost" in obs:
         status, notes = "host-lost", [obs["lost"]]
-    elif "driver_error" in obs:
-        status, notes = "failed", [obs["driver_error"]]
+    elif "driver_error" in obs:     # the harness's own failure, not the server's
+        status, notes = "harness-error", [obs["driver_error"]]
     if "cleanup_signal" in obs:
         notes.append(f"stop signal SIG{obs['cleanup_signal']} during the cleanup")
     r["status"] = status

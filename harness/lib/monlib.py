@@ -97,7 +97,7 @@ def load(path, missing_ok=True):
     for line in lines:
         try:
             obj = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(obj, dict):
             out.append(obj)
@@ -117,9 +117,10 @@ def positive(kind):
     def conv(text):
         try:
             v = kind(text)
-        except ValueError:
-            v = None
-        if v is None or not math.isfinite(v) or v <= 0:
+            finite = math.isfinite(v)
+        except (ValueError, OverflowError):     # (an int past a float's range)
+            v, finite = None, False
+        if v is None or not finite or v <= 0:
             raise argparse.ArgumentTypeError("expects a %s above 0, not %r"
                                              % ("whole number" if kind is int else "number", text))
         return v

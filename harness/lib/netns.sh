@@ -32,7 +32,12 @@ netns_applied() {
     profile_read "$1" "${keys[@]}"
 }
 
+# netns_delete NAME: every process still in it ended first (lib/orphans.sh
+# ns_end_processes: SIGTERM, then SIGKILL): a stopped worker (SIGSTOP) that
+# never acted on its SIGTERM outlived the run, in a namespace with no name.
 netns_delete() {
+    [ -e "/run/netns/$1" ] || return 0
+    ns_end_processes "$1" > /dev/null
     ip netns del "$1" 2>/dev/null || true
 }
 

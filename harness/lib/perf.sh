@@ -37,7 +37,8 @@ _perf_first_error() {
         l=$(grep -v -iE '^[[:space:]]*error:?[[:space:]]*$' "$1" 2>/dev/null | grep -m1 -iE "$re")
         [ -n "$l" ] && break
     done
-    [ -n "$l" ] || l=$(grep -m1 -v '^[[:space:]]*$' "$1" 2>/dev/null)
+    # else its first line that says anything (not the "Error:" heading)
+    [ -n "$l" ] || l=$(grep -v -iE '^[[:space:]]*(error:?)?[[:space:]]*$' "$1" 2>/dev/null | head -n 1)
     printf '%s' "${l:0:200}" | tr -s ' \t' ' '
 }
 
@@ -120,6 +121,8 @@ perf_start() {
     if [ "$PERF_PID" != 0 ] || [ -n "$_PERF_DIR" ] || [ -n "$_PERF_CTL_FD" ]; then perf_cleanup; fi
     PERF_PID=0 _PERF_LOG=$plog
     _PERF_DIR=$(mktemp -d /tmp/c1m-perf-ctl.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    # found again by the next run's orphans_scan should this script be killed -9
+    declare -F state_put > /dev/null && state_put perfdir "$_PERF_DIR"
     mkfifo "$_PERF_DIR/ctl" "$_PERF_DIR/ack" || { PERF_CAUSE="mkfifo failed"; return 1; }
     # read-write opens of a FIFO never block (whether perf opened it yet or not)
     exec {_PERF_CTL_FD}<>"$_PERF_DIR/ctl" {_PERF_ACK_FD}<>"$_PERF_DIR/ack"
@@ -200,7 +203,7 @@ perf_cleanup() {
         stop_pid "$PERF_PID" 10
         PERF_PID=0
     fi
-    [ -n "${RUN_STATE:-}" ] && rm -f "$RUN_STATE/pid.perf"
+    [ -n "${RUN_STATE:-}" ] && rm -f "$RUN_STATE/pid.perf" "$RUN_STATE/perfdir"
     perf_close_fds
     [[ $_PERF_DIR == /tmp/c1m-perf-ctl.* ]] && rm -rf "$_PERF_DIR"
     _PERF_DIR=""

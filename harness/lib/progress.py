@@ -5,7 +5,8 @@ same rule for bash.
 On a terminal the line is redrawn in place (\\r); elsewhere (a piped log, a
 file) a plain line is printed at a change of format (a new phase) and at most
 one every 10 s after, so a log holds no \\r and still shows each phase (tests
-wait for "holding")."""
+wait for "holding"). A line that cannot be written (a reader gone: EPIPE, a
+full disk) turns the line off; it never ends the run."""
 import sys
 import time
 
@@ -23,18 +24,23 @@ class Progress:
         if self.mode == "off":
             return
         if self.mode == "tty":
-            self.out.write("\r" + fmt % args)
+            self._write("\r" + fmt % args)
         elif fmt != self.fmt or time.monotonic() >= self.next:
             self.fmt, self.next = fmt, time.monotonic() + EVERY_S
-            self.out.write(fmt % args + "\n")
+            self._write(fmt % args + "\n")
         else:
             return
-        self.shown = True
-        self.out.flush()
+        self.shown = self.mode != "off"
 
     def end(self):
         """The newline that ends a redrawn line (nothing when none was drawn)."""
         if self.mode == "tty" and self.shown:
-            self.out.write("\n")
-            self.out.flush()
+            self._write("\n")
         self.shown = False
+
+    def _write(self, text):
+        try:
+            self.out.write(text)
+            self.out.flush()
+        except OSError:
+            self.mode = "off"

@@ -53,8 +53,10 @@ Exit: 0 reached, 3 the ramp ended otherwise (FILE says how), 1 FILE cannot
 be written, 2 usage, 130 stopped. Standard library only.
 """
 import json
+import math
 import os
 import signal
+import stat
 import sys
 import time
 
@@ -119,12 +121,21 @@ def usable_mib():
 
 
 def read_go(path):
-    """(t0, client pid) from the --go file's one complete line, or None."""
+    """(t0, client pid) from the --go file's one complete line, or None. Only
+    a regular file, opened without blocking (a FIFO there would hold the watch
+    in open(), deaf to its stop signals), its first 100 bytes."""
     try:
-        with open(path) as f:
-            line = f.read()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        line = os.read(fd, 100).decode("ascii", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     w = line.split()
     if not line.endswith("\n") or len(w) != 2:
         return None
@@ -132,7 +143,7 @@ def read_go(path):
         t0, pid = float(w[0]), int(w[1])
     except ValueError:
         return None
-    return (t0, pid) if t0 > 0 and pid > 0 else None
+    return (t0, pid) if math.isfinite(t0) and t0 > 0 and pid > 0 else None
 
 
 def cmd_watch(a):
@@ -143,7 +154,7 @@ def cmd_watch(a):
         try:
             open(a.go + ".ready", "w").close()
         except OSError as e:
-            print(f"rampmon.py: {a.go}.ready: {e.strerror}", file=sys.stderr)
+            say(f"rampmon.py: {a.go}.ready: {e.strerror}")
             return 1
     while a.go:
         go = read_go(a.go)
@@ -177,17 +188,25 @@ def cmd_watch(a):
         end["client_log"] = log_tail(a.client_log)
     end["t1"] = f"{t1:.6f}"
     if end["ramp_end"] != "reached":
-        print(f"{a.label or 'rampmon.py'}: {note(end, a.conns, a.timeout, a.ramp_stall, a.min_available)}",
-              file=sys.stderr)
+        say(f"{a.label or 'rampmon.py'}: {note(end, a.conns, a.timeout, a.ramp_stall, a.min_available)}")
     tmp = f"{a.out}.tmp{os.getpid()}"
     try:
         with open(tmp, "w") as f:
             f.write(json.dumps(end) + "\n")
         os.replace(tmp, a.out)
     except OSError as e:
-        print(f"rampmon.py: {a.out}: {e.strerror}", file=sys.stderr)
+        say(f"rampmon.py: {a.out}: {e.strerror}")
         return 1
     return 0 if end["ramp_end"] == "reached" else 3
+
+
+def say(line):
+    """A line on stderr; none when it cannot be written (its reader gone): the
+    watch's verdict is its file, and it must be written whatever."""
+    try:
+        print(line, file=sys.stderr, flush=True)
+    except OSError:
+        pass
 
 
 def usage(msg=None):
@@ -217,13 +236,17 @@ def main(argv):
     ap.add_argument("--label", default="")
     ap.add_argument("--progress", choices=("off", "line", "tty"), default="line")
     a = ap.parse_args(rest)
-    if (a.go is None) == (a.t0 is None or a.client is None) or (a.go and (a.t0 or a.client)):
+    if (a.go is None) == (a.t0 is None or a.client is None) or (a.go is not None and (a.t0 or a.client)) \
+            or a.go == "":
         usage("watch: --go FILE, or --t0 and --client")
     return cmd_watch(a)
 
 
 if __name__ == "__main__":
     code = main(sys.argv[1:])
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except OSError:
+            pass
     os._exit(code)      # (no teardown: see the module's doc)

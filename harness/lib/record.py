@@ -159,7 +159,7 @@ def load_object(path):
             raise ValueError("not a JSON object")
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:      # (RecursionError: JSON nested past the parser)
         print(f"record.py: {path}: {e}", file=sys.stderr)
         return {}
     return obj
@@ -229,7 +229,7 @@ def cmd_write(args):
                 client = json.load(f)
             if not isinstance(client, dict):
                 raise ValueError("not a JSON object")
-        except (OSError, ValueError) as e:
+        except (OSError, ValueError, RecursionError) as e:
             # a client killed while writing leaves half a file: say so, keep the rest
             flags = rec.get("flags")
             rec["flags"] = ";".join(x for x in (flags, "client-json-unreadable") if x)
@@ -289,7 +289,7 @@ def cmd_get(args):
     try:
         with open(args[0]) as f:
             rec = json.load(f)
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"record.py: cannot read {args[0]}: {e}", file=sys.stderr)
         return 1
     if not isinstance(rec, dict):
@@ -306,7 +306,7 @@ def cmd_pairs(args):
     try:
         with open(args[0]) as f:
             obj = lookup(json.load(f), args[1])
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, RecursionError) as e:
         print(f"record.py: cannot read {args[0]}: {e}", file=sys.stderr)
         return 1
     for k, v in (obj or {}).items() if isinstance(obj, dict) else ():

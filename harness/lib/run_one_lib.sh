@@ -32,7 +32,7 @@ usage: run_one.sh --contender NAME --conns N --out DIR [--hold S] [--heartbeat S
   nanoseconds at the ramp's and the hold's ends, and perf record on them over both
   (OUT/ramp.data, OUT/hold.data; C1M_PERF, PERF_PERIOD_US, PERF_CALLGRAPH: lib/perf.sh)
   --quiet: no live progress lines (redrawn with \r on a terminal, else a plain line every 10 s)
-Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage.
+Exit: 0 the run completed (whatever it measured), 1 harness error, 2 usage, 130 interrupted.
 USAGE
     exit "$rc"
 }

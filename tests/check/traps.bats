@@ -60,3 +60,24 @@ stopped() {
     assert_line "rc=0 got=hello"
     assert_line --regexp '^rc=(1[3-9][0-9]|2[0-9][0-9])$'
 }
+
+@test "traps: a second ^C to the group during the cleanup does not kill what the cleanup runs (the run's record)" {
+    setsid env --default-signal=INT bash -c 'set -u; C1M_ROOT=$1; source "$1/harness/lib/common.sh"
+        # the cleanup writes the record: a Python process, as record.py write
+        write() { "$2" -c "import time; time.sleep(1.0); print(\"record written\")"; }
+        on_exit write "$1" "$2"
+        sleep 30 & child=$!
+        on_exit stop_pid "$child" 5
+        echo waiting
+        wait_child "$child"' - "$C1M_ROOT" "$PYTHON" > "$BATS_TEST_TMPDIR/out" 2>&1 &
+    local p=$! i
+    for ((i = 0; i < 100; i++)); do grep -q waiting "$BATS_TEST_TMPDIR/out" && break; sleep 0.05; done
+    kill -INT -- "-$p"
+    sleep 0.5                   # the cleanup's Python is running
+    kill -INT -- "-$p"
+    RC=0; wait "$p" || RC=$?
+    OUT=$(cat "$BATS_TEST_TMPDIR/out")
+    [ "$RC" = 130 ] || fail "exit $RC: $OUT"
+    [[ $OUT == *"record written"* ]] || fail "the cleanup's record.py was killed by the second ^C: $OUT"
+    [[ $OUT != *Traceback* ]] || fail "$OUT"
+}

@@ -316,7 +316,7 @@ class Judge(unittest.TestCase):
         r = remote({"interrupted": "TERM", "hold_end": "server-exited", "hold_exit": "1"})
         self.assertEqual((r["status"], r["note"]), ("interrupted", "interrupted by SIGTERM"))
         r = remote({"driver_error": "run_remote.py: KeyError: 'x'", "ready": None})
-        self.assertEqual((r["status"], r["note"]), ("failed", "run_remote.py: KeyError: 'x'"))
+        self.assertEqual((r["status"], r["note"]), ("harness-error", "run_remote.py: KeyError: 'x'"))
         # a stop signal in the cleanup of a run that had ended: said, the status stands
         r = remote({"cleanup_signal": "TERM"})
         self.assertEqual((r["status"], r["note"]), ("ok", "stop signal SIGTERM during the cleanup"))

@@ -202,6 +202,51 @@ class Watch(unittest.TestCase):
         with open(out) as f:
             self.assertEqual(json.load(f)["ramp_end"], "reached")
 
+    def test_a_hostile_go_file(self):
+        # a FIFO there (open() would block, deaf to signals), a line of inf, a
+        # file too long: not a start; the watch still ends on its stop signal
+        server = self.sleeper()
+        for kind in ("fifo", "inf", "long"):
+            go = os.path.join(self.d, "go-" + kind)
+            if kind == "fifo":
+                os.mkfifo(go)
+            else:
+                with open(go, "w") as f:
+                    f.write("inf %d\n" % server.pid if kind == "inf" else "1" * 5000 + " 5\n")
+            p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", os.path.join(self.d, "o.json"),
+                                  "--stats", "s", "--c1m-stat", self.stat, "--conns", "5", "--timeout", "1",
+                                  "--server", str(server.pid), "--go", go, "--progress", "off"],
+                                 stderr=subprocess.PIPE, text=True)
+            self.procs.append(p)
+            for _ in range(3000):
+                if os.path.exists(go + ".ready"):
+                    break
+                time.sleep(0.01)
+            time.sleep(0.3)
+            self.assertIsNone(p.poll(), kind)
+            p.send_signal(signal.SIGTERM)
+            p.communicate(timeout=10)
+            self.assertEqual(p.returncode, 130, kind)
+
+    def test_no_reader_of_its_stderr(self):
+        # its progress line and its note go nowhere: its verdict is still written
+        client = subprocess.Popen(["true"])
+        self.procs.append(client)
+        client.wait()
+        server = self.sleeper()
+        out = os.path.join(self.d, "ramp-end.json")
+        r, w = os.pipe()
+        os.close(r)
+        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
+                              "--conns", "2000", "--t0", "%.6f" % time.time(), "--server", str(server.pid),
+                              "--client", str(client.pid), "--progress", "line"], stderr=w)
+        os.close(w)
+        self.procs.append(p)
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 3)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["ramp_end"], "client-exited")
+
     def test_client_exited_keeps_its_log(self):
         client = subprocess.Popen(["true"])
         self.procs.append(client)
@@ -275,7 +320,11 @@ class Watch(unittest.TestCase):
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
                       "--server", "1"],
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--t0", "1",
-                      "--server", "1", "--client", "1", "--go", "g"]):
+                      "--server", "1", "--client", "1", "--go", "g"],
+                     ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--server", "1",
+                      "--go", ""],
+                     ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "9" * 400, "--t0", "1",
+                      "--server", "1", "--client", "1"]):
             r = subprocess.run([sys.executable, RAMPMON, *argv], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, argv)
             self.assertNotIn("Traceback", r.stderr)

@@ -54,6 +54,21 @@ class RecordTest(TmpDir):
         self.assertEqual(r["flags"], "")
         self.assertEqual(os.listdir(self.dir), ["result.json"])   # no temp file left
 
+    def test_merged_observations(self):
+        # a monitor's observations (lib/rampmon.py's ramp-end.json) judge the run;
+        # a file nested past the JSON parser (or none) adds nothing, and the record is written
+        path = os.path.join(self.dir, "ramp-end.json")
+        with open(path, "w") as f:
+            json.dump({"ramp_end": "timeout", "t1": "5.5", "x": [1], "bad key": "1"}, f)
+        r = self.write("--obs", "ready=ok", "--merge-obs", path, "timeout_s=600")
+        self.assertEqual((r["status"], r["note"]), ("timeout", "not all accepted after 600s"))
+        with open(os.path.join(self.dir, "observations.json")) as f:
+            self.assertEqual(json.load(f), {"ready": "ok", "ramp_end": "timeout", "t1": "5.5"})
+        with open(path, "w") as f:
+            f.write("[" * 100000)
+        r = self.write("--obs", "ready=ok", "--merge-obs", path, "--merge-obs", path + ".none")
+        self.assertEqual(r["status"], "failed")
+
     def test_client_summary_merged_and_flattened(self):
         client = {"established": 2000, "failed": 3, "failures": {"ECONNREFUSED": 3},
                   "workers": 3, "time_to_established_s": 0.105, "cpu_user_s": 0.1,
