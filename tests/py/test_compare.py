@@ -56,10 +56,10 @@ class TestCompareMachines(TmpDir):
         block = out.split("\n" + metric + " ")[1].split("\n\n")[0]
         return [ln for ln in block.splitlines() if ln.startswith(contender + " ")][0]
 
-    def pair(self, fa=FP, fb=PTI):
+    def pair(self, fa=FP, fb=PTI, cal_b=9.0):
         """B's machine 1.5x slower for every contender: c 2x the floor on both."""
         a = self.make("a", {"floor": [1.0, 1.01, 0.99], "c": [2.0, 2.02, 1.98]}, fa, 6.0)
-        b = self.make("b", {"floor": [1.5, 1.515, 1.485], "c": [3.0, 3.03, 2.97]}, fb, 9.0)
+        b = self.make("b", {"floor": [1.5, 1.515, 1.485], "c": [3.0, 3.03, 2.97]}, fb, cal_b)
         return a, b
 
     def test_different_fingerprints_switch_to_ratios_and_say_so(self):
@@ -94,13 +94,25 @@ class TestCompareMachines(TmpDir):
         self.assertAlmostEqual(json.loads(out)["calibration"]["python_ns"]["b_over_a"], 1.5)
 
     def test_same_fingerprint_compares_absolute(self):
-        a, b = self.pair(FP, FP)
+        a, b = self.pair(FP, FP, cal_b=6.6)      # the calibration within 15%
         rc, out, _ = self.compare(a, b)
         self.assertEqual(rc, 0)
         self.assertIn("machines differ in: nothing recorded", out)
         self.assertIn("compared: absolute figures, because the machines' fingerprints are the same", out)
         self.assertTrue(self.line(out, "t_accept_s", "c").endswith("slower (significant)"))
         self.assertRegex(self.line(out, "t_accept_s", "floor"), r" 1\.50 ")
+
+    def test_same_fingerprint_but_the_calibration_moved_switches_to_ratios(self):
+        a, b = self.pair(FP, FP, cal_b=9.0)
+        rc, out, _ = self.compare(a, b)
+        self.assertEqual(rc, 0)
+        self.assertIn("machines differ in: \n  calibration/accept_cpu_us: A 6.00; B 9.00", out)
+        self.assertIn("because the machines' fingerprints are the same, but the calibration's floor CPU per "
+                      "accept moved by 1.50x (more than 15%)", out)
+        self.assertTrue(self.line(out, "t_accept_s", "c").endswith("not significant"))
+        rc, out, _ = self.compare("--mode", "absolute", a, b)
+        self.assertIn("MODE=absolute (auto would have compared ratio: the machines' fingerprints are the same, "
+                      "but the calibration", out)
 
     def test_a_missing_fingerprint_cannot_be_shown_the_same(self):
         a, b = self.pair(None, FP)
