@@ -78,3 +78,13 @@ def mem_usable_kib(path="/proc/meminfo"):
     """meminfo_usable_kib of a file (OSError when it cannot be read)."""
     with open(path) as f:
         return meminfo_usable_kib(f.read())
+
+
+def mem_usable_mib(path="/proc/meminfo"):
+    """The same in MiB; None when it cannot be read (a guard then gives no
+    verdict, as the client's does)."""
+    try:
+        kib = mem_usable_kib(path)
+    except (OSError, ValueError):
+        return None
+    return None if kib is None else kib // 1024

@@ -33,12 +33,12 @@ Exit: 0 done, 1 netlink or file error, 2 usage.
 """
 import json
 import os
-import signal
 import socket
 import struct
 import sys
 import time
 
+import monlib
 import runstore
 
 NETLINK_SOCK_DIAG = 4
@@ -127,9 +127,7 @@ def cmd_sample(args):
             usage("unknown or incomplete argument: %r" % args[i])
     if not out_path:
         usage("sample: --out FILE is required")
-    stop = []
-    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(s, lambda *_: stop.append(1))
+    stop = monlib.stop_flag()
     try:
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, NETLINK_SOCK_DIAG)
         f = open(out_path, "w")

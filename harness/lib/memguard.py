@@ -40,7 +40,8 @@ FAILED_RAMPS = ("crashed", "failed", "timeout", "ramp-stalled", "client-stopped"
 
 
 def _int(v):
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
+    """V when it is a whole-number figure (monlib.number), else None."""
+    return v if isinstance(monlib.number(v), int) else None
 
 
 def learned(records):
@@ -108,12 +109,8 @@ def main(argv):
     except (OSError, ValueError) as e:
         print(f"memguard.py: {e}", file=sys.stderr)
         return 1
-    try:
-        kib = cli_rules.mem_usable_kib()
-    except (OSError, ValueError):
-        kib = None
-    usable = None if kib is None else kib // 1024
-    fits, line = verdict(learned(records), a.contender, a.n, a.min_available, a.mem_guard_mib, usable)
+    fits, line = verdict(learned(records), a.contender, a.n, a.min_available, a.mem_guard_mib,
+                         cli_rules.mem_usable_mib())
     print(line)
     return 0 if fits else 3
 

@@ -6,6 +6,7 @@ them (record.py's test of the client's summary too)."""
 import argparse
 import json
 import math
+import signal
 import subprocess
 import sys
 
@@ -32,6 +33,15 @@ def stat_total(c1m_stat, stats):
     if r.returncode != 0:
         return {}
     return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if v.isascii() and v.isdigit()}
+
+
+def stop_flag():
+    """A list that gets an item when SIGTERM, SIGINT or SIGHUP arrives: a
+    monitor looks at it each pass and ends then (the run is being stopped)."""
+    stop = []
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.append(1))
+    return stop
 
 
 def wait_open(c1m_stat, stats, n):

@@ -149,7 +149,7 @@ orphans_clean_run() {
     fi
     # perf's control FIFOs (lib/perf.sh perf_start): a directory of ours only
     read -r f 2>/dev/null < "$dir/perfdir"
-    if [[ ${f:-} =~ ^/tmp/c1m-perf-ctl\.[A-Za-z0-9]+$ ]] && [ -d "$f" ] && ! [ -L "$f" ] && [ -O "$f" ]; then
+    if [[ ${f:-} =~ ^/tmp/c1m-perf-ctl\.[A-Za-z0-9.]+$ ]] && [ -d "$f" ] && ! [ -L "$f" ] && [ -O "$f" ]; then
         rm -rf "$f" && ORPHAN_REPORT+=("perf's control FIFOs $f removed")
     fi
     for f in "$dir"/sysctl.*; do

@@ -42,6 +42,17 @@ _perf_first_error() {
     printf '%s' "${l:0:200}" | tr -s ' \t' ' '
 }
 
+# _perf_mkdir VAR PREFIX: a new directory /tmp/PREFIX.PID.RANDOM, its name in
+# VAR before it is made, for the cleanup (not $(mktemp -d): a stop signal
+# landing while bash reads a command substitution ran the cleanup before the
+# name was set, and the directory stayed); a name that is not ours (mkdir
+# fails) is forgotten at once, never removed. 1 when none could be made.
+_perf_mkdir() {
+    local -n _d=$1
+    _d=/tmp/$2.$$.$SRANDOM
+    mkdir -m 700 "$_d" 2>/dev/null || { _d=""; return 1; }
+}
+
 # perf_settings: PERF_PERIOD_US and PERF_CALLGRAPH with their defaults (1000,
 # dwarf), checked; 1 and PERF_SETTINGS_ERR (naming the knob) for a bad one.
 perf_settings() {
@@ -74,14 +85,10 @@ _perf_probe() {
         PERF_CAUSE="perf not found ('$want'$([ -n "${C1M_PERF:-}" ] && echo " from C1M_PERF" || echo " on PATH")): apt-get install linux-perf (or harness/install-deps.sh anatomy)"
         return 1
     fi
-    # On the cleanup stack, a stop signal during the probe leaves no directory.
-    # Named before it is made (not $(mktemp -d): a signal landing while bash
-    # reads a command substitution ran the cleanup before the name was set);
-    # a name not ours (mkdir fails) is forgotten at once, never removed.
+    # (on the cleanup stack: a stop signal during the probe leaves no directory)
     [ "$_PERF_PROBE_SET" = 1 ] || { on_exit _perf_probe_cleanup; _PERF_PROBE_SET=1; }
-    tmp=/tmp/c1m-perf-probe.$$.$SRANDOM
-    _PERF_PROBE_DIR=$tmp
-    mkdir -m 700 "$tmp" 2>/dev/null || { _PERF_PROBE_DIR=""; PERF_CAUSE="cannot create a temporary directory ($tmp)"; return 1; }
+    _perf_mkdir _PERF_PROBE_DIR c1m-perf-probe || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    tmp=$_PERF_PROBE_DIR
     # Debian's /usr/bin/perf may be a wrapper that looks for perf_<kernel
     # version> and fails on a kernel it has no perf for: its message says so.
     timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"
@@ -120,7 +127,7 @@ perf_start() {
     # stopped and removed first, never lost by overwriting PERF_PID/_PERF_DIR
     if [ "$PERF_PID" != 0 ] || [ -n "$_PERF_DIR" ] || [ -n "$_PERF_CTL_FD" ]; then perf_cleanup; fi
     PERF_PID=0 _PERF_LOG=$plog
-    _PERF_DIR=$(mktemp -d /tmp/c1m-perf-ctl.XXXXXX) || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
+    _perf_mkdir _PERF_DIR c1m-perf-ctl || { PERF_CAUSE="cannot create a temporary directory"; return 1; }
     # found again by the next run's orphans_scan should this script be killed -9
     declare -F state_put > /dev/null && state_put perfdir "$_PERF_DIR"
     mkfifo "$_PERF_DIR/ctl" "$_PERF_DIR/ack" || { PERF_CAUSE="mkfifo failed"; return 1; }

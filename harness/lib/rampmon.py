@@ -55,7 +55,6 @@ be written, 2 usage, 130 stopped. Standard library only.
 import json
 import math
 import os
-import signal
 import stat
 import sys
 import time
@@ -112,14 +111,6 @@ def note(end, target, timeout, stall, min_available):
     return judge.ramp_verdict(rec, dict(end, ready="ok"))[1]
 
 
-def usable_mib():
-    try:
-        kib = cli_rules.mem_usable_kib()
-    except (OSError, ValueError):
-        return None
-    return None if kib is None else kib // 1024
-
-
 def read_go(path):
     """(t0, client pid) from the --go file's one complete line, or None. Only
     a regular file, opened without blocking (a FIFO there would hold the watch
@@ -147,9 +138,7 @@ def read_go(path):
 
 
 def cmd_watch(a):
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: stop.append(1))
+    stop = monlib.stop_flag()
     if a.go:
         try:
             open(a.go + ".ready", "w").close()
@@ -179,7 +168,7 @@ def cmd_watch(a):
         el = now - a.t0
         shown.show(PROGRESS_FMT, (a.label, a.conns, opened or 0, a.conns, opened / el if opened and el > 0 else 0, el, ""))
         end = ramp.step(now, opened, dead=t.get("workers_dead", 0), server=live(a.server), client=live(a.client),
-                        usable_mib=usable_mib() if a.min_available else None)
+                        usable_mib=cli_rules.mem_usable_mib() if a.min_available else None)
         if end is not None:
             break
     t1 = time.time()
@@ -236,8 +225,8 @@ def main(argv):
     ap.add_argument("--label", default="")
     ap.add_argument("--progress", choices=("off", "line", "tty"), default="line")
     a = ap.parse_args(rest)
-    if (a.go is None) == (a.t0 is None or a.client is None) or (a.go is not None and (a.t0 or a.client)) \
-            or a.go == "":
+    given = (a.t0 is not None, a.client is not None)
+    if (a.go is not None and (a.go == "" or any(given))) or (a.go is None and not all(given)):
         usage("watch: --go FILE, or --t0 and --client")
     return cmd_watch(a)
 

@@ -35,7 +35,6 @@ Exit: 0 done, 1 FILE unreadable, 2 usage. Standard library only.
 import json
 import math
 import os
-import signal
 import sys
 import time
 
@@ -223,9 +222,7 @@ def cmd_sample(a):
     for need in ("stalled", "t0", "wait", "floor", "csv"):
         if getattr(a, need) is None:
             usage(f"sample: needs --{need.replace('_', '-')}")
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: stop.append(1))
+    stop = monlib.stop_flag()
     if a.nice:
         try:
             os.setpriority(os.PRIO_PROCESS, 0, a.nice)

@@ -31,7 +31,6 @@ failed (the status, "" when recovered), why, t_done.
 Exit: 0 done, 1 FILE unreadable, 2 usage.
 """
 import json
-import signal
 import sys
 import time
 
@@ -90,9 +89,7 @@ def cmd_sample(a):
     if a.once:
         append(a.out, {"tag": "before", "counters": tcp_counters(a.netstat) if a.netstat else {}})
         return 0
-    stop = []
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda *_: stop.append(1))
+    stop = monlib.stop_flag()
     pids = a.pids.split()
     peak, shown, end = 0, 0, None
     while end is None:

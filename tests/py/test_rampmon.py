@@ -167,6 +167,19 @@ class Watch(unittest.TestCase):
                 end = json.load(f)
         return p.returncode, end, se
 
+    def watch_go(self, go, out, server, *extra):
+        """A watch started before the client (--go GO), once it says it waits
+        (GO.ready: its stop signals are handled from then on)."""
+        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
+                              "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off", *extra],
+                             stderr=subprocess.PIPE, text=True)
+        self.procs.append(p)
+        for _ in range(3000):
+            if os.path.exists(go + ".ready"):
+                break
+            time.sleep(0.01)
+        return p
+
     def test_reached(self):
         open(os.path.join(self.d, "reached"), "w").close()
         rc, end, err = self.watch()
@@ -180,15 +193,8 @@ class Watch(unittest.TestCase):
         go = os.path.join(self.d, "go")
         server, client = self.sleeper(), self.sleeper()
         out = os.path.join(self.d, "ramp-end.json")
-        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
-                              "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off"],
-                             stderr=subprocess.PIPE, text=True)
-        self.procs.append(p)
-        for _ in range(300):            # it says it waits: GO.ready
-            if os.path.exists(go + ".ready"):
-                break
-            time.sleep(0.01)
-        self.assertTrue(os.path.exists(go + ".ready"))
+        p = self.watch_go(go, out, server)
+        self.assertTrue(os.path.exists(go + ".ready"))     # it says it waits
         for partial in ("", "1796000000.5", "1796000000.5 x\n", "1796000000.5 %d" % client.pid):
             with open(go, "w") as f:
                 f.write(partial)
@@ -213,15 +219,7 @@ class Watch(unittest.TestCase):
             else:
                 with open(go, "w") as f:
                     f.write("inf %d\n" % server.pid if kind == "inf" else "1" * 5000 + " 5\n")
-            p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", os.path.join(self.d, "o.json"),
-                                  "--stats", "s", "--c1m-stat", self.stat, "--conns", "5", "--timeout", "1",
-                                  "--server", str(server.pid), "--go", go, "--progress", "off"],
-                                 stderr=subprocess.PIPE, text=True)
-            self.procs.append(p)
-            for _ in range(3000):
-                if os.path.exists(go + ".ready"):
-                    break
-                time.sleep(0.01)
+            p = self.watch_go(go, os.path.join(self.d, "o.json"), server, "--timeout", "1")
             time.sleep(0.3)
             self.assertIsNone(p.poll(), kind)
             p.send_signal(signal.SIGTERM)
@@ -277,18 +275,8 @@ class Watch(unittest.TestCase):
         self.assertEqual((rc, end["ramp_end"]), (3, "oom-guard"))
 
     def test_stopped_writes_nothing(self):
-        # its handlers are set once its imports are done: it says so (GO.ready)
-        go = os.path.join(self.d, "go")
-        server = self.sleeper()
         out = os.path.join(self.d, "ramp-end.json")
-        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
-                              "--conns", "5", "--server", str(server.pid), "--go", go, "--progress", "off"],
-                             stderr=subprocess.PIPE, text=True)
-        self.procs.append(p)
-        for _ in range(3000):
-            if os.path.exists(go + ".ready"):
-                break
-            time.sleep(0.01)
+        p = self.watch_go(os.path.join(self.d, "go"), out, self.sleeper())
         p.send_signal(signal.SIGTERM)
         p.communicate(timeout=10)
         self.assertEqual(p.returncode, 130)
