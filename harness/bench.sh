@@ -534,30 +534,17 @@ load_result() {
     return 0
 }
 
-# ramp_file ID: RUN/ramp/ID.csv (seconds since client start, accepted, open)
-# from the run's 10 Hz counter samples, up to 1 s after the ramp ended.
-write_ramp() {
-    local id=$1 dir=$2 t0=${RES[client_start_unix_ms]:-} end=${RES[t_accept_s]:-}
-    [ -n "$t0" ] && [ -s "$dir/ramp.csv" ] || return 1
-    awk -F, -v t0="$t0" -v end="$end" '
-        NR == 1 { print "seconds,accepted,open"; next }
-        { s = ($1 - t0) / 1000
-          if (s < -0.2) next
-          if (end != "" && s > end + 1) exit
-          printf "%.2f,%d,%d\n", (s < 0 ? 0 : s), $3, $2 }' "$dir/ramp.csv" > "$OUT/ramp/$id.csv"
-}
-
 # record ID RUNDIR [--kind KIND] KEY=VALUE...: one runs.csv row from
 # RUNDIR/result.json. --kind: a row this script writes itself (a run never
 # started, or whose runner failed): lib/judge.py ROW_KINDS gives its status,
-# which results.py prints and RES[status] takes.
+# which results.py prints and RES[status] takes. results.py also writes the
+# run's ramp curve, OUT/ramp/ID.csv, from its counter samples.
 record() {
     local id=$1 dir=$2; shift 2
-    local rec=- ramp="" rdir="" judged
+    local rec=- rdir="" judged
     [ -f "$dir/result.json" ] && rec=$dir/result.json
     [ -d "$dir" ] && rdir=runs/$id
-    write_ramp "$id" "$dir" && ramp=ramp/$id.csv
-    judged=$("$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" ramp_file="$ramp" run_dir="$rdir") \
+    judged=$("$PYTHON" "$RESULTS_PY" row "$OUT" "$rec" "$@" run_dir="$rdir") \
         || { say "error: cannot append to $OUT/runs.csv"; HARNESS_ERRORS=$((HARNESS_ERRORS + 1)); }
     # a row of a kind whose results.py printed nothing (it failed to start: the
     # harness error counted above) has no status, never an unset or stale one

@@ -81,6 +81,8 @@ def cmd_row(run_dir, record, pairs):
         rec["status"] = judge.row_status(kind, recorded)
     if problem:
         rec["note"] = "; ".join(str(x) for x in (rec.get("note"), "record: " + problem) if x)
+    if not rec.get("ramp_file"):   # (a record or a pair may name its own)
+        rec["ramp_file"] = write_ramp(run_dir, rec) if record != "-" else ""
     for k in COLUMNS[:5]:
         rec.setdefault(k, None)
     try:
@@ -91,6 +93,57 @@ def cmd_row(run_dir, record, pairs):
     if kind:
         print(rec["status"])
     runstore.append_record(run_dir, rec)
+
+
+def ramp_curve(src, t0_ms, end_s):
+    """The lines of a run's ramp file from its 10 Hz counter samples (SRC:
+    c1m-stat --csv, unix_ms,open,accepted,...): seconds since the client's
+    start (t0_ms), accepted, open; from 0.2 s before that start (shown at 0)
+    to 1 s after the ramp ended (end_s, when known). A field that is not a
+    number reads 0, a time that is not one skips its sample."""
+    def whole(x):
+        try:
+            v = float(x)
+        except ValueError:
+            return 0
+        return int(v) if math.isfinite(v) else 0
+    lines = ["seconds,accepted,open"]
+    with open(src, newline="") as f:
+        next(f, None)
+        for line in f:
+            fields = line.rstrip("\r\n").split(",")
+            try:
+                s = (float(fields[0]) - t0_ms) / 1000
+            except ValueError:
+                continue
+            if not s >= -0.2:
+                continue
+            if end_s is not None and s > end_s + 1:
+                break
+            get = lambda i: fields[i] if i < len(fields) else ""  # noqa: E731
+            lines.append("%.2f,%d,%d" % (max(s, 0.0), whole(get(2)), whole(get(1))))
+    return lines
+
+
+def write_ramp(out_dir, rec):
+    """OUT/ramp/ID.csv (ramp_curve) for the run whose directory is rec's
+    run_dir (runs/ID), from its ramp.csv; its name relative to OUT, or "" when
+    the run has no samples or no client start to count from."""
+    rd = text(rec, "run_dir")
+    t0, end = num(rec.get("client_start_unix_ms")), num(rec.get("t_accept_s"))
+    src = os.path.join(out_dir, rd, "ramp.csv") if rd else ""
+    if t0 is None or not src or not os.path.isfile(src) or os.path.getsize(src) == 0:
+        return ""
+    name = os.path.join("ramp", os.path.basename(rd) + ".csv")
+    try:
+        lines = ramp_curve(src, t0, end)
+        os.makedirs(os.path.join(out_dir, "ramp"), exist_ok=True)
+        with open(os.path.join(out_dir, name), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    except (OSError, UnicodeDecodeError) as e:
+        print("results.py row: no ramp curve for %s: %s" % (rd, e), file=sys.stderr)
+        return ""
+    return name
 
 
 def cmd_csv(run_dir):

@@ -211,6 +211,52 @@ class TestRecords(TmpDir):
         self.assertIn(said, err.getvalue())
 
 
+class TestRampCurve(TmpDir):
+    """results.py row writes the run's ramp curve, OUT/ramp/ID.csv, from its
+    counter samples (runs/ID/ramp.csv), as bench.sh's awk did."""
+    SAMPLES = ("unix_ms,open,accepted,closed\n"
+               "999700,0,0,0\n"          # 0.3 s before the client's start: left out
+               "999850,1,2,0\n"          # 0.15 s before: shown at 0
+               "oops,5,5,0\n"            # no time: left out
+               "1000123,10,12,0\n"
+               "1001500,x,40\n"          # a field that is no number reads 0
+               "1002499,50,50,0\n"       # within 1 s after the ramp's end (1.5 s)
+               "1002600,50,50,0\n"       # past it: the end of the curve
+               "1003000,50,50,0\n")
+
+    def record(self, **kw):
+        d = self.subdir("run")
+        os.makedirs(os.path.join(d, "runs", "c-2k-1"))
+        with open(os.path.join(d, "runs", "c-2k-1", "ramp.csv"), "w") as f:
+            f.write(self.SAMPLES)
+        rec = {"contender": "c", "tier": 2000, "status": "ok"}
+        rec.update(kw)
+        path = os.path.join(self.dir, "result.json")
+        with open(path, "w") as f:
+            json.dump(rec, f)
+        rc, _, err = run_main("row", d, path, "run_dir=runs/c-2k-1")
+        self.assertEqual(rc, 0, err)
+        [stored] = runstore.read_runs(d)
+        return d, stored
+
+    def test_seconds_since_the_client_start_until_a_second_after_the_ramp(self):
+        d, stored = self.record(client_start_unix_ms=1000000, t_accept_s=1.5)
+        self.assertEqual(stored["ramp_file"], "ramp/c-2k-1.csv")
+        with open(os.path.join(d, "ramp", "c-2k-1.csv")) as f:
+            self.assertEqual(f.read(), "seconds,accepted,open\n0.00,2,1\n0.12,12,10\n"
+                                       "1.50,40,0\n2.50,50,50\n")
+
+    def test_without_a_ramp_end_every_sample_after_the_start(self):
+        d, _ = self.record(client_start_unix_ms=1000000)
+        with open(os.path.join(d, "ramp", "c-2k-1.csv")) as f:
+            self.assertEqual(f.read().splitlines()[-2:], ["2.60,50,50", "3.00,50,50"])
+
+    def test_no_client_start_no_curve(self):
+        d, stored = self.record(t_accept_s=1.5)
+        self.assertEqual(stored["ramp_file"], "")
+        self.assertFalse(os.path.exists(os.path.join(d, "ramp")))
+
+
 class TestMeta(TmpDir):
     def test_meta_reads_the_runs_sysctl_profiles_and_worker_counts(self):
         d = self.subdir("run")
