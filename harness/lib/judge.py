@@ -257,6 +257,10 @@ def judge(rec, obs, ncpu):
     status, first = ramp_verdict(r, obs)
     notes = [first] if first else []
     notes += [x for x in [_t(r.get("note"))] if x]   # the scenario's notes, as it wrote them
+    pushed, received = r.get("push_pushed"), r.get("push_received")
+    if is_num(pushed) and is_num(received) and pushed < received:
+        # a line is counted when handed over: fewer than the client got is a wrong count
+        notes.append(f"push: the server counted {pushed} lines pushed, the client received {received}")
     if "dead_gone" in obs:
         # the dead workers: gone from the process table, or dead by the counters file
         dead, stat = _count(obs["dead_gone"]) or 0, _count(obs.get("dead_stat"))

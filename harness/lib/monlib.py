@@ -6,9 +6,12 @@ them (record.py's test of the client's summary too)."""
 import argparse
 import json
 import math
+import os
 import signal
+import stat
 import subprocess
 import sys
+import time
 
 
 def stat_get(c1m_stat, stats, key):
@@ -42,6 +45,43 @@ def stop_flag():
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda *_: stop.append(1))
     return stop
+
+
+def go_words(path):
+    """The words of a go file's one complete line, or None while it has none.
+    Only a regular file, opened without blocking (a FIFO there would hold the
+    monitor in open(), deaf to its stop signals), its first 100 bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        line = os.read(fd, 100).decode("ascii", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return line.split() if line.endswith("\n") else None
+
+
+def wait_go(path, parse, stop, root=None):
+    """A monitor started before the moment it times (rampmon: the client's
+    start; pushmon: the broadcast's signal), so that its own start-up is out
+    of the timed window: creates PATH.ready once it waits, then polls PATH
+    every 2 ms until parse(go_words(PATH)) is not None, and returns that.
+    None when a stop signal came (stop_flag) or the process ROOT is gone;
+    OSError when PATH.ready cannot be created."""
+    open(path + ".ready", "w").close()
+    while True:
+        words = go_words(path)
+        got = parse(words) if words is not None else None
+        if got is not None:
+            return got
+        if stop or (root and not live(root)):
+            return None
+        time.sleep(0.002)
 
 
 def wait_open(c1m_stat, stats, n):

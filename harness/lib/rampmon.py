@@ -55,7 +55,6 @@ be written, 2 usage, 130 stopped. Standard library only.
 import json
 import math
 import os
-import stat
 import sys
 import time
 
@@ -111,27 +110,12 @@ def note(end, target, timeout, stall, min_available):
     return judge.ramp_verdict(rec, dict(end, ready="ok"))[1]
 
 
-def read_go(path):
-    """(t0, client pid) from the --go file's one complete line, or None. Only
-    a regular file, opened without blocking (a FIFO there would hold the watch
-    in open(), deaf to its stop signals), its first 100 bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
+def read_go(words):
+    """(t0, client pid) from the --go file's words ("T0 CLIENT_PID"), or None."""
+    if len(words) != 2:
         return None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        line = os.read(fd, 100).decode("ascii", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    w = line.split()
-    if not line.endswith("\n") or len(w) != 2:
-        return None
-    try:
-        t0, pid = float(w[0]), int(w[1])
+        t0, pid = float(words[0]), int(words[1])
     except ValueError:
         return None
     return (t0, pid) if math.isfinite(t0) and t0 > 0 and pid > 0 else None
@@ -141,18 +125,13 @@ def cmd_watch(a):
     stop = monlib.stop_flag()
     if a.go:
         try:
-            open(a.go + ".ready", "w").close()
+            go = monlib.wait_go(a.go, read_go, stop, a.root)
         except OSError as e:
             say(f"rampmon.py: {a.go}.ready: {e.strerror}")
             return 1
-    while a.go:
-        go = read_go(a.go)
-        if go:
-            a.t0, a.client = go
-            break
-        if stop or (a.root and not live(a.root)):
+        if go is None:
             return 130
-        time.sleep(0.002)
+        a.t0, a.client = go
     ramp = Ramp(a.conns, a.t0, a.timeout, a.ramp_stall, a.min_available)
     shown = Progress(a.progress)
     while True:

@@ -159,7 +159,7 @@ server_launch() {
 # client, and returning once it waits for OUT/ramp-go ("T0 CLIENT_PID": its
 # OUT/ramp-go.ready; at most 10 s); sets wpid.
 ramp_watch_start() {
-    local watch=off i
+    local watch=off
     [ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
     rm -f "$out/ramp-end.json" "$out/ramp-go" "$out/ramp-go.ready"
     "$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
@@ -168,8 +168,15 @@ ramp_watch_start() {
         --client-log "$out/client.log" --root $$ --label "$contender" --progress "$watch" &
     wpid=$!
     on_exit stop_pid "$wpid" 5
+    go_ready "$out/ramp-go" "$wpid"
+}
+
+# go_ready FILE PID: once the monitor PID waits for its go file FILE
+# (lib/monlib.py wait_go: FILE.ready), or is gone; at most 10 s.
+go_ready() {
+    local i
     for ((i = 0; i < 1000; i++)); do
-        [ -e "$out/ramp-go.ready" ] || ! kill -0 "$wpid" 2>/dev/null && break
+        [ -e "$1.ready" ] || ! kill -0 "$2" 2>/dev/null && break
         sleep 0.01
     done
 }

@@ -109,6 +109,13 @@ class Judge(unittest.TestCase):
         # the health first
         self.assertEqual(run({"dead_gone": "1"}, push_kept_verdict="behind")["status"], "server-died")
 
+    def test_push_count_under_what_the_client_received_is_noted(self):
+        r = run(push_pushed=990, push_received=1000, note="push: a scenario note")
+        self.assertEqual((r["status"], r["note"]), ("ok", "push: a scenario note; push: the server "
+                                                    "counted 990 lines pushed, the client received 1000"))
+        for pushed in (1000, 1010, None):
+            self.assertNotIn("note", run(push_pushed=pushed, push_received=1000))
+
     def test_scenario_status_stands(self):
         for s in judge.SCENARIO_STATUSES:
             r = run({"scenario_status": s, "dead_gone": "1"})

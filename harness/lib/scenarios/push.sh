@@ -88,18 +88,12 @@ scenario_run() {
 }
 
 # The server's `pushed` once the client has stopped: every line the client
-# received is in it, and the lines in flight at its stop. Read when it has
-# not moved for 0.3 s (the Python servers publish at 20 Hz), within 5 s.
+# received is in it, and the lines in flight at its stop (lib/pushmon.py
+# settled: once it stops moving). lib/judge.py notes a count under the
+# client's push_received.
 scenario_after_client() {
-    local n last="" same=0 k
-    for ((k = 0; k < 50; k++)); do
-        n=$(stat_get "$stats" pushed)
-        [ -n "$n" ] && [ "$n" = "$last" ] && same=$((same + 1)) || same=0
-        [ "$same" -ge 3 ] && break
-        last=$n
-        sleep 0.1
-    done
-    R[push_pushed]=$last
+    R[push_pushed]=$("$PYTHON" "$C1M_ROOT/harness/lib/pushmon.py" settled --stats "$stats" \
+        --c1m-stat "$BUILD/c1m-stat")
     # the paced schedule, over the hold (all connections open, before the
     # broadcast). A burst schedule sends whole intervals at once: a hold
     # shorter than two intervals says nothing of it.
@@ -114,17 +108,13 @@ scenario_after_client() {
             run_flag "unmeasured:push_kept"
         fi
     fi
-    local rx
-    rx=$("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/client.json" push_received 2>/dev/null)
-    if [[ $last =~ ^[0-9]+$ ]] && [[ $rx =~ ^[0-9]+$ ]] && [ "$last" -lt "$rx" ]; then
-        # a line is counted when handed over: fewer than received is a wrong count
-        R[note]="${R[note]:+${R[note]}; }push: the server counted $last lines pushed, the client received $rx"
-        log "$contender: ${R[note]##*; }"
-    fi
 }
 
+push_mon_pid=""
+push_mon_stop() { stop_pid "$push_mon_pid" 5; }
+
 push_broadcast() {
-    local wait=${PUSH_WAIT:-300} log=$out/client.log p0 t_sig line last n k t_srv left spids=() p tree stray=()
+    local wait=${PUSH_WAIT:-300} log=$out/client.log p0 t_sig rc f=() spids=() p tree stray=()
     if [ "${h_dead:-0}" -gt 0 ] || [ "${h_parent_gone:-0}" -gt 0 ]; then
         scenario_fail "server died before the broadcast: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no broadcast" server-died
         return
@@ -143,38 +133,33 @@ push_broadcast() {
         scenario_fail "server died before the broadcast: worker pid(s) ${stray[*]} of the counters file no longer a live process of the server; no broadcast" server-died
         return
     fi
+    # The watch (lib/pushmon.py broadcast), started first and told when the
+    # signal goes (its go file): the server's side (N more lines handed to the
+    # kernel, paced lines included) and the client's "reached all" line,
+    # within PUSH_WAIT of the signal; it judges the wait.
+    rm -f "$out/broadcast-go" "$out/broadcast-go.ready"
+    "$PYTHON" "$C1M_ROOT/harness/lib/pushmon.py" broadcast --stats "$stats" --c1m-stat "$BUILD/c1m-stat" \
+        --client-log "$log" --conns "$conns" --wait "$wait" --go "$out/broadcast-go" --root $$ \
+        > "$out/broadcast.json" &
+    push_mon_pid=$!
+    on_exit push_mon_stop
+    go_ready "$out/broadcast-go" "$push_mon_pid"
     p0=$(stat_get "$stats" pushed)
     t_sig=${EPOCHREALTIME/./}
     R[broadcast_sent_us]=$t_sig
+    echo "$t_sig${p0:+ $p0}" > "$out/broadcast-go"
     kill -USR1 "${spids[@]}" 2>/dev/null
     log "$contender: broadcast to $conns connections (SIGUSR1 to ${#spids[@]} server workers)"
-    # the server's side: N more lines handed to the kernel (paced lines count too)
-    t_srv=""
-    for ((k = 0; k < wait * 20; k++)); do
-        n=$(stat_get "$stats" pushed)
-        if [ -n "$n" ] && [ -n "$p0" ] && [ "$n" -ge $((p0 + conns)) ]; then
-            t_srv=$(awk -v a="$t_sig" -v b="${EPOCHREALTIME/./}" 'BEGIN{printf "%.3f", (b - a) / 1e6}')
-            break
-        fi
-        grep -qE '^c1m-client: push window reached all' "$log" 2>/dev/null && break
-        sleep 0.05
-    done
-    R[broadcast_server_s]=$t_srv
-    # PUSH_WAIT counts from the signal, whatever the server's side took
-    left=$(( wait - (${EPOCHREALTIME/./} - t_sig) / 1000000 ))
-    [ "$left" -ge 1 ] || left=1
-    if ! push_wait_line "$log" '^c1m-client: push window reached all [0-9]+ reading connections, last at [0-9]+ us' "$left"; then
-        R[broadcast_reached]=""
-        scenario_fail "the broadcast had not reached every connection after ${wait}s" broadcast-timeout
+    wait_child "$push_mon_pid"; rc=$?
+    push_mon_pid=""
+    rm -f "$out/broadcast-go" "$out/broadcast-go.ready"
+    if [ "$rc" != 0 ] || [ ! -s "$out/broadcast.json" ]; then
+        scenario_fail "the broadcast's watch (lib/pushmon.py) exited $rc: no verdict on the broadcast"
         return
     fi
-    line=$(grep -m1 -E '^c1m-client: push window reached all' "$log")
-    n=$(sed -n 's/.*reached all \([0-9]*\) reading.*/\1/p' <<<"$line")
-    last=$(sed -n 's/.*last at \([0-9]*\) us.*/\1/p' <<<"$line")
-    R[broadcast_reached]=$n
-    R[broadcast_s]=$(awk -v a="$t_sig" -v b="$last" 'BEGIN{printf "%.6f", (b - a) / 1e6}')
-    log "$contender: the broadcast reached all $n connections in ${R[broadcast_s]} s"
-    if awk -v s="${R[broadcast_s]}" -v w="$wait" 'BEGIN{exit !(s > w)}'; then
-        scenario_fail "the broadcast took ${R[broadcast_s]} s, over PUSH_WAIT=${wait}s" broadcast-timeout
-    fi
+    scenario_record "$out/broadcast.json"
+    mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/broadcast.json" failed why)
+    [ -z "${R[broadcast_s]:-}" ] \
+        || log "$contender: the broadcast reached all ${R[broadcast_reached]} connections in ${R[broadcast_s]} s"
+    [ -z "${f[0]:-}" ] || scenario_fail "${f[1]:-}" "${f[0]}"
 }
