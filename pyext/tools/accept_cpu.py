@@ -9,6 +9,8 @@ A contender is a name of the harness registry, or LABEL=NAME@BUILD_DIR to run
 NAME with the binaries and extension of another build (before/after
 comparisons in the same interleaved rounds: c1m-client and c1m-stat always
 come from --build), e.g. --contenders c,pyext,pyext-old=pyext@/tmp/old/build.
+A spec may end with :ARGS, server flags added to the contender's command
+(split at blanks), e.g. pyext-gcoff=pyext:--gc off.
 
 A run starts the contender with the harness's command (harness/lib/
 contenders.sh: --host 0.0.0.0 --port 9000 --max-conns N --worker-conns W
@@ -85,7 +87,7 @@ class Run:
 
     def __init__(self, a, spec, rnd):
         self.a, self.rnd = a, rnd
-        self.name, self.kind, self.build = spec
+        self.name, self.kind, self.build, self.extra = spec
         self.ns = "c1m-acpu-%d-%d" % (os.getpid(), rnd)
         self.stats = "/dev/shm/c1m-acpu-%d.stats" % os.getpid()
         self.server = self.client = self.perf = None
@@ -104,7 +106,7 @@ class Run:
         cmd = contender_cmd(self.kind, self.build, a.python,
                             ["--host", "0.0.0.0", "--port", str(PORT), "--max-conns",
                              str(a.conns), "--worker-conns", str(a.worker_conns), "--stats",
-                             self.stats, "--quiet"])
+                             self.stats, "--quiet"] + self.extra)
         env = dict(os.environ, PYTHONPATH="%s:%s" % (REPO, os.path.join(self.build, "pyext")),
                    C1M_PYEXT_PATH=os.path.join(self.build, "pyext"))
         # stderr to a file: a pipe nobody reads would block the server once
@@ -184,8 +186,10 @@ def main():
     specs = []
     for item in (c for c in a.contenders.split(",") if c):
         label, _, rest = item.partition("=")
-        kind, _, build = (rest or label).partition("@")
-        specs.append((label, kind, os.path.abspath(build) if build else a.build))
+        rest, _, extra = (rest or label).partition(":")
+        kind, _, build = rest.partition("@")
+        specs.append((label, kind, os.path.abspath(build) if build else a.build,
+                      extra.split()))
     names = [s[0] for s in specs]
     if len(set(names)) != len(names):
         ap.error("--contenders: a label appears twice")
