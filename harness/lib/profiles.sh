@@ -50,16 +50,28 @@ profile_line() {
     PL_VALUE=$(norm "${l#*=}")
 }
 
-# profile_pairs FILE: its settings as "key=value" lines (profile_line), in file
-# order; lines profile_file_check refuses are left out.
-profile_pairs() {
+# profile_load FILE: its settings into the arrays PF_KEYS and PF_VALUES
+# (profile_line), in file order; lines profile_file_check refuses are left out.
+# Call it in the current shell: the arrays are the result.
+PF_KEYS=() PF_VALUES=()
+profile_load() {
     local line
+    PF_KEYS=() PF_VALUES=()
     while IFS= read -r line || [ -n "$line" ]; do
-        profile_line "$line" && printf '%s=%s\n' "$PL_KEY" "$PL_VALUE"
+        profile_line "$line" && PF_KEYS+=("$PL_KEY") && PF_VALUES+=("$PL_VALUE")
     done < "$1"
     return 0
 }
-profile_keys_of() { profile_pairs "$1" | cut -d= -f1; }
+# profile_pairs FILE: its settings as "key=value" lines, for people and tests.
+profile_pairs() {
+    local i
+    profile_load "$1"
+    for i in "${!PF_KEYS[@]}"; do printf '%s=%s\n' "${PF_KEYS[i]}" "${PF_VALUES[i]}"; done
+}
+profile_keys_of() {
+    profile_load "$1"
+    [ ${#PF_KEYS[@]} -eq 0 ] || printf '%s\n' "${PF_KEYS[@]}"
+}
 
 # profile_file_check FILE: 0 when FILE is a usable profile; else "why" on stderr, 1.
 # Static checks only (no namespace): syntax, net.* keys, keys this kernel has.
@@ -118,13 +130,20 @@ profile_check() {
     err=$(profile_file_check "$spec" 2>&1) || { log "--profile: $err"; return 1; }
 }
 
-# profile_writes SPEC: the "key=value" settings SPEC writes (nothing for stock).
+# profile_writes SPEC: the settings SPEC writes into PF_KEYS and PF_VALUES, in
+# order (none for stock; tuned-KEY: tuned's without KEY). In the current shell.
 profile_writes() {
+    local i
     case "$1" in
-        stock) ;;
-        tuned) profile_pairs "$(profile_tuned_file)" ;;
-        tuned-*) profile_pairs "$(profile_tuned_file)" | awk -F= -v skip="${1#tuned-}" '$1 != skip' ;;
-        *) profile_pairs "$1" ;;
+        stock) PF_KEYS=() PF_VALUES=() ;;
+        tuned) profile_load "$(profile_tuned_file)" ;;
+        tuned-*)
+            profile_load "$(profile_tuned_file)"
+            for i in "${!PF_KEYS[@]}"; do
+                [ "${PF_KEYS[i]}" != "${1#tuned-}" ] || unset "PF_KEYS[i]" "PF_VALUES[i]"
+            done
+            PF_KEYS=("${PF_KEYS[@]}") PF_VALUES=("${PF_VALUES[@]}") ;;
+        *) profile_load "$1" ;;
     esac
 }
 
@@ -164,11 +183,12 @@ profile_missing_why() {
 declare -gA _PROFILE_PENDING=()
 PROFILE_ERR=""
 profile_apply() {
-    local ns=$1 spec=$2 k v before after pairs
+    local ns=$1 spec=$2 k v before after i keys=() values=()
     PROFILE_ERR=""
-    pairs=$(profile_writes "$spec")
-    while IFS='=' read -r k v; do
-        [ -n "$k" ] || continue
+    profile_writes "$spec"
+    keys=("${PF_KEYS[@]}") values=("${PF_VALUES[@]}")
+    for i in "${!keys[@]}"; do
+        k=${keys[i]} v=${values[i]}
         ip netns exec "$ns" test -e "$(sysctl_path "$k")" || { PROFILE_ERR="$k: $(profile_missing_why "$k")"; return 1; }
         before=$(norm "$(sysctl -n "$k" 2>/dev/null)")
         _PROFILE_PENDING[$k]="$before=$v"
@@ -189,7 +209,7 @@ profile_apply() {
             return 1
         fi
         profile_forget "$k"
-    done <<<"$pairs"
+    done
 }
 profile_forget() {
     unset "_PROFILE_PENDING[$1]"
@@ -256,7 +276,7 @@ profiles_probe() (
 # root, every key and value checked in a throwaway namespace first (without
 # root the caller refuses anyway). "PROFILE: why" on stderr and 1 for a bad one.
 profiles_expand() {
-    local items=() p out=() probe=() err stock="" k v tuned labels=" " l
+    local items=() p out=() probe=() err stock="" i tuned labels=" " l
     # commas only (a FILE's path may hold spaces), each item trimmed
     IFS=',' read -r -a items <<<"$1"
     for p in "${!items[@]}"; do
@@ -290,10 +310,13 @@ profiles_expand() {
     fi
     for p in "${out[@]}"; do
         if [ "$p" = ablate ]; then
-            while IFS='=' read -r k v; do
-                [ "$(awk -v k="$k" 'index($0, k "=") == 1 { print substr($0, length(k) + 2); exit }' <<<"$stock")" = "$v" ] \
-                    || printf 'tuned-%s\n' "$k"
-            done < <(profile_pairs "$tuned")
+            # every key of tuned whose value is not the stock one (stock: one
+            # "key=value" line per key, as profile_read prints them)
+            profile_load "$tuned"
+            for i in "${!PF_KEYS[@]}"; do
+                [[ $'\n'$stock$'\n' == *$'\n'"${PF_KEYS[i]}=${PF_VALUES[i]}"$'\n'* ]] \
+                    || printf 'tuned-%s\n' "${PF_KEYS[i]}"
+            done
             printf '%s\n' stock tuned
         else
             printf '%s\n' "$p"
