@@ -13,7 +13,7 @@ A spec may end with :ARGS, server flags added to the contender's command
 (split at blanks), e.g. pyext-gcoff=pyext:--gc off.
 
 A run starts the contender with the harness's command (harness/lib/
-contenders.sh: --host 0.0.0.0 --port 9000 --max-conns N --worker-conns W
+contenders.py: --host 0.0.0.0 --port 9000 --max-conns N --worker-conns W
 --stats FILE --quiet), waits until it is ready, reads the CPU time of its
 process tree (the parent and the workers of the counters file:
 sum_exec_runtime of /proc/PID/task/*/schedstat, nanoseconds), opens N connections
@@ -40,6 +40,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "harness", "lib"))
+import contenders  # noqa: E402  (the registry: one home for a contender's command)
 PORT = 9000
 READY_S = 30
 RAMP_S = 300
@@ -52,12 +54,10 @@ def sh(*args, check=True, **kw):
 
 def contender_cmd(name, build, python, args):
     """The harness registry's command line for contender `name`."""
-    env = dict(os.environ, BUILD=build, PYTHON=python, C1M_ROOT=REPO)
-    r = sh("bash", "-c", 'source "$C1M_ROOT/harness/lib/contenders.sh" && contender_cmd "$@"',
-           "contender_cmd", name, *args, env=env, check=False)
-    if r.returncode != 0 or not r.stdout.strip():
-        raise SystemExit("accept_cpu: unknown contender %r (harness/lib/contenders.sh)" % name)
-    return r.stdout.split()
+    try:
+        return contenders.command(name, args, build, python)
+    except KeyError:
+        raise SystemExit("accept_cpu: unknown contender %r (harness/lib/contenders.py)" % name)
 
 
 def cpu_ns(pids):
@@ -190,6 +190,10 @@ def main():
         kind, _, build = rest.partition("@")
         specs.append((label, kind, os.path.abspath(build) if build else a.build,
                       extra.split()))
+    unknown = [s[1] for s in specs if s[1] not in contenders.LADDER]
+    if unknown:
+        ap.error("--contenders: unknown contender(s) %s (known: %s)"
+                 % (", ".join(unknown), ", ".join(contenders.LADDER)))
     names = [s[0] for s in specs]
     if len(set(names)) != len(names):
         ap.error("--contenders: a label appears twice")
