@@ -2,7 +2,7 @@
 """contenders.py - the contender registry: every server the harness can start,
 by name, the command that starts it and what it implements, and the load
 client's command a run starts beside it (client_cmd). The one home:
-run_remote.py imports it; run_one.sh, bench.sh and anatomy-cpu reach it
+run_remote.py and pyext/tools/accept_cpu.py import it; run_one.sh, bench.sh and anatomy-cpu reach it
 through lib/contenders.sh, thin wrappers over the command line below. A new
 contender is a row of TABLE.
 

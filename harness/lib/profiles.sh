@@ -62,7 +62,8 @@ profile_load() {
     done < "$1"
     return 0
 }
-# profile_pairs FILE: its settings as "key=value" lines, for people and tests.
+# profile_pairs FILE: its settings as "key=value" lines (read by lib/remote.py
+# and harness/sendq-probe, and the tests: a format kept).
 profile_pairs() {
     local i
     profile_load "$1"

@@ -3,8 +3,8 @@
 push count (scenarios/push.sh).
 
     pushmon.py broadcast --stats FILE --c1m-stat PATH --client-log FILE
-                         --conns N --wait S
-                         (--go FILE [--root PID] | --t-sig-us US [--pushed0 N])
+                         --conns N --wait S [--root PID]
+                         (--go FILE | --t-sig-us US [--pushed0 N])
     pushmon.py settled --stats FILE --c1m-stat PATH
 
 broadcast: the harness signals the server's workers at T_SIG_US (the
@@ -26,7 +26,8 @@ settled: the server's `pushed` once it has not moved over three looks 0.1 s
 apart (the Python servers publish at 20 Hz), within 5 s: its last value
 (an empty line when unreadable).
 
-SIGTERM/SIGINT: exit 130 printing nothing (the run is being stopped).
+SIGTERM/SIGINT, or --root gone: exit 130 printing nothing (the run is being
+stopped).
 Exit: 0 done, 1 FILE.ready not created, 2 usage, 130 stopped.
 """
 import json
@@ -109,15 +110,16 @@ def cmd_broadcast(a, stop):
     log = LogLines(a.client_log)
     server_s, reached = "", None
     while True:
-        reached = reached or reached_line(log.new())
-        if reached:
-            break
+        # the server first: both done by one look, the server's figure is kept
         t = now_us()
         if server_s == "" and a.pushed0 is not None:
             n = stat_get(a.c1m_stat, a.stats, "pushed")
             if n is not None and n >= a.pushed0 + a.conns:
                 server_s = "%.3f" % ((now_us() - a.t_sig_us) / 1e6)
-        if stop:
+        reached = reached_line(log.new())
+        if reached:
+            break
+        if stop or (a.root and not monlib.live(a.root)):
             return 130
         if (t - a.t_sig_us) / 1e6 > a.wait:
             reached = reached_line(log.new())   # a last look

@@ -4,7 +4,9 @@ the summary tables and the data files the gnuplot scripts read.
     results.py row RUN_DIR RECORD [--kind KIND] key=value...
                                                  append one run to runs.jsonl
                                                  (RECORD: its result.json, or -)
-                                                 and re-derive runs.csv
+                                                 and re-derive runs.csv; with a
+                                                 record, write its ramp curve
+                                                 ramp/ID.csv (run_dir=runs/ID)
     results.py csv RUN_DIR                       re-derive runs.csv from runs.jsonl
     results.py meta RUN_DIR [key=value...]       write/refresh meta.json
     results.py summary RUN_DIR                   the terminal table

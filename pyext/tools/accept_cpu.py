@@ -10,7 +10,8 @@ NAME with the binaries and extension of another build (before/after
 comparisons in the same interleaved rounds: c1m-client and c1m-stat always
 come from --build), e.g. --contenders c,pyext,pyext-old=pyext@/tmp/old/build.
 A spec may end with :ARGS, server flags added to the contender's command
-(split at blanks), e.g. pyext-gcoff=pyext:--gc off.
+(split at blanks; after the first ':', so BUILD holds none), e.g.
+pyext-gcoff=pyext:--gc off.
 
 A run starts the contender with the harness's command (harness/lib/
 contenders.py: --host 0.0.0.0 --port 9000 --max-conns N --worker-conns W
@@ -185,9 +186,11 @@ def main():
     a.build = os.path.abspath(a.build)
     specs = []
     for item in (c for c in a.contenders.split(",") if c):
+        item, _, extra = item.partition(":")      # the server flags, first: they may hold '='
         label, _, rest = item.partition("=")
-        rest, _, extra = (rest or label).partition(":")
-        kind, _, build = rest.partition("@")
+        kind, _, build = (rest or label).partition("@")
+        if not label.replace("-", "").replace("_", "").replace(".", "").isalnum():
+            ap.error("--contenders: a label is letters, digits, '-', '_' and '.', not %r" % label)
         specs.append((label, kind, os.path.abspath(build) if build else a.build,
                       extra.split()))
     unknown = [s[1] for s in specs if s[1] not in contenders.LADDER]

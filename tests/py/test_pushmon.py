@@ -144,6 +144,27 @@ class Watch(unittest.TestCase):
         self.assertEqual(j["record"], {"broadcast_reached": 50, "broadcast_s": "-0.000001",
                                        "broadcast_server_s": ""})
 
+    def test_both_sides_done_by_one_look_keeps_the_server_figure(self):
+        self.pushed(150)
+        with open(self.log, "a") as f:
+            f.write(LINE % (50, time.time_ns() // 1000))
+        j = self.result(self.start("--pushed0", "100"))
+        self.assertNotEqual(j["record"]["broadcast_server_s"], "")
+        self.assertEqual(j["record"]["broadcast_reached"], 50)
+
+    def test_its_root_gone_it_ends_printing_nothing(self):
+        root = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(lambda: root.poll() is None and (root.kill(), root.wait()))
+        p = self.start("--root", str(root.pid))
+        time.sleep(0.3)
+        self.assertIsNone(p.poll())
+        root.kill()
+        root.wait()
+        t = time.monotonic()
+        out, _ = p.communicate(timeout=10)
+        self.assertEqual((p.returncode, out), (130, ""))
+        self.assertLess(time.monotonic() - t, 2)
+
     def test_no_client_line_within_the_wait_is_a_timeout(self):
         t = time.monotonic()
         j = self.result(self.start(wait=1), timeout=15)

@@ -251,6 +251,19 @@ class TestRampCurve(TmpDir):
         with open(os.path.join(d, "ramp", "c-2k-1.csv")) as f:
             self.assertEqual(f.read().splitlines()[-2:], ["2.60,50,50", "3.00,50,50"])
 
+    def test_a_row_of_a_kind_with_a_record_has_its_curve_one_without_none(self):
+        # bench.sh: driver-failed with the run's result.json (a curve, as the
+        # awk wrote from the record it had loaded); a row with no record (-) none
+        d, _ = self.record(client_start_unix_ms=1000000, t_accept_s=1.5)
+        path = os.path.join(self.dir, "result.json")
+        rc, out, err = run_main("row", d, path, "--kind", "driver-failed", "run_dir=runs/c-2k-1")
+        self.assertEqual(rc, 0, err)
+        rc, out, err = run_main("row", d, "-", "contender=c", "tier=2000", "status=interrupted",
+                                "run_dir=runs/c-2k-1")
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([r["ramp_file"] for r in runstore.read_runs(d)],
+                         ["ramp/c-2k-1.csv", "ramp/c-2k-1.csv", ""])
+
     def test_no_client_start_no_curve(self):
         d, stored = self.record(t_accept_s=1.5)
         self.assertEqual(stored["ramp_file"], "")

@@ -110,8 +110,18 @@ scenario_after_client() {
     fi
 }
 
+# The broadcast's watch (lib/pushmon.py broadcast): started before the
+# client's window opens (its start-up overlaps that wait, not the gap between
+# the window and the signal), told when the signal goes by its go file; it
+# watches the server's side (N more lines handed to the kernel, paced lines
+# included) and the client's "reached all" line within PUSH_WAIT of the
+# signal, and judges the wait.
 push_mon_pid=""
-push_mon_stop() { stop_pid "$push_mon_pid" 5; }
+push_mon_stop() {
+    stop_pid "$push_mon_pid" 5
+    push_mon_pid=""
+    rm -f "$out/broadcast-go" "$out/broadcast-go.ready"
+}
 
 push_broadcast() {
     local wait=${PUSH_WAIT:-300} log=$out/client.log p0 t_sig rc f=() spids=() p tree stray=()
@@ -119,31 +129,29 @@ push_broadcast() {
         scenario_fail "server died before the broadcast: ${h_dead:-0} worker(s) dead$([ "${h_parent_gone:-0}" -gt 0 ] && echo ", parent gone"); no broadcast" server-died
         return
     fi
-    kill -USR1 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return; }
+    rm -f "$out/broadcast-go" "$out/broadcast-go.ready" "$out/broadcast.json"
+    "$PYTHON" "$C1M_ROOT/harness/lib/pushmon.py" broadcast --stats "$stats" --c1m-stat "$BUILD/c1m-stat" \
+        --client-log "$log" --conns "$conns" --wait "$wait" --go "$out/broadcast-go" --root $$ \
+        > "$out/broadcast.json" &
+    push_mon_pid=$!
+    state_pid pushmon "$push_mon_pid"
+    on_exit push_mon_stop
+    go_ready "$out/broadcast-go" "$push_mon_pid"
+    kill -USR1 "$cpid" 2>/dev/null || { push_mon_stop; scenario_fail "the client is gone"; return; }
     push_wait_line "$log" '^c1m-client: SIGUSR1: push window open from [0-9]+ us' 10 \
-        || { scenario_fail "the client did not open its push window within 10 s"; return; }
+        || { push_mon_stop; scenario_fail "the client did not open its push window within 10 s"; return; }
     mapfile -t spids < <(push_worker_pids)
-    [ ${#spids[@]} -gt 0 ] || { scenario_fail "no server worker pid in the counters file"; return; }
+    [ ${#spids[@]} -gt 0 ] || { push_mon_stop; scenario_fail "no server worker pid in the counters file"; return; }
     # SIGUSR1 ends a process that does not handle it: only to the server's own
     tree=" $(proc_tree "$spid") "
     for p in "${spids[@]}"; do
         [[ $tree == *" $p "* ]] && [ "$(pids_gone "$p")" = 0 ] || stray+=("$p")
     done
     if [ ${#stray[@]} -gt 0 ]; then
+        push_mon_stop
         scenario_fail "server died before the broadcast: worker pid(s) ${stray[*]} of the counters file no longer a live process of the server; no broadcast" server-died
         return
     fi
-    # The watch (lib/pushmon.py broadcast), started first and told when the
-    # signal goes (its go file): the server's side (N more lines handed to the
-    # kernel, paced lines included) and the client's "reached all" line,
-    # within PUSH_WAIT of the signal; it judges the wait.
-    rm -f "$out/broadcast-go" "$out/broadcast-go.ready"
-    "$PYTHON" "$C1M_ROOT/harness/lib/pushmon.py" broadcast --stats "$stats" --c1m-stat "$BUILD/c1m-stat" \
-        --client-log "$log" --conns "$conns" --wait "$wait" --go "$out/broadcast-go" --root $$ \
-        > "$out/broadcast.json" &
-    push_mon_pid=$!
-    on_exit push_mon_stop
-    go_ready "$out/broadcast-go" "$push_mon_pid"
     p0=$(stat_get "$stats" pushed)
     t_sig=${EPOCHREALTIME/./}
     R[broadcast_sent_us]=$t_sig
