@@ -105,7 +105,7 @@ def load_record(path):
             rec = json.load(f)
     except OSError as e:
         raise ValueError("cannot read %s: %s" % (path, e.strerror))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:     # (RecursionError: JSON nested past the parser)
         raise ValueError("%s is not valid JSON: %s" % (path, e))
     if not isinstance(rec, dict):
         raise ValueError("%s does not hold a JSON object" % path)
@@ -173,7 +173,7 @@ def read_jsonl(path):
             continue
         try:
             rec = json.loads(line)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:     # (RecursionError: JSON nested past the parser)
             raise ValueError("%s line %d is not valid JSON: %s" % (path, n, e))
         if not isinstance(rec, dict):
             raise ValueError("%s line %d is not a JSON object" % (path, n))
@@ -217,7 +217,7 @@ def read_runs(run_dir):
 
 
 # meta.json's fields that hold objects, and the objects inside them
-META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns")}
+META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns", "python_ns")}
 
 
 def read_meta(run_dir):
@@ -228,7 +228,7 @@ def read_meta(run_dir):
     try:
         with open(os.path.join(run_dir, "meta.json")) as f:
             meta = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(meta, dict):
         return {}

@@ -157,6 +157,16 @@ class TestRecords(TmpDir):
         self.assertEqual(rc, 1)
         self.assertIn("line 2", err)
 
+    def test_a_jsonl_line_nested_past_the_parser_is_an_error_naming_the_line(self):
+        # json's RecursionError is no ValueError: summary, csv and compare died with a traceback
+        d = self.subdir("run")
+        with open(os.path.join(d, "runs.jsonl"), "w") as f:
+            f.write('{"contender": "c", "tier": 1, "status": "ok"}\n' + "[" * 100000 + "\n")
+        for cmd in ("summary", "csv"):
+            rc, _, err = run_main(cmd, d)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("line 2 is not valid JSON", err)
+
     def test_a_record_that_is_no_run_is_an_error_naming_the_file_and_line(self):
         # a foreign runs.jsonl (no contender or tier, a tier that is no count) or
         # bytes that are not text: exit 1 naming where, never KeyError's "'tier'"
