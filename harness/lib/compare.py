@@ -199,6 +199,13 @@ def legacy_fingerprint(meta):
 CAL_MOVED = 0.15
 
 
+def cal_median(cal, key):
+    """The median of CAL's KEY when it is a figure above 0, else None (a
+    damaged meta.json: missing, never a TypeError or a ratio of nonsense)."""
+    v = cellmod.num((cal.get(key) or {}).get("median"))
+    return v if v is not None and 0 < v < float("inf") else None
+
+
 def machines(ma, mb, mode):
     """(mode used, why, [(field, A, B)] differences, {calibration B/A})."""
     fa, fb = ma.get("fingerprint"), mb.get("fingerprint")
@@ -217,7 +224,7 @@ def machines(ma, mb, mode):
     cal = {}
     ca, cb = ma.get("calibration") or {}, mb.get("calibration") or {}
     for key in ("accept_cpu_us", "syscall_ns", "python_ns"):
-        x, y = (ca.get(key) or {}).get("median"), (cb.get(key) or {}).get("median")
+        x, y = cal_median(ca, key), cal_median(cb, key)
         cal[key] = {"a": x, "b": y, "b_over_a": y / x if x and y else None}
     moved = cal["accept_cpu_us"]["b_over_a"]
     if auto == "absolute" and moved is not None and abs(moved - 1) > CAL_MOVED:

@@ -244,6 +244,22 @@ class TestCompareMachines(TmpDir):
         rc, out, _ = run_main("machine", b)
         self.assertIn("calibration: none", out)
 
+    def test_a_calibration_or_meta_json_that_is_no_figure_is_missing_not_a_crash(self):
+        # a median that is text or a list, python_ns no object, meta.json nested past the
+        # parser: compare exited 1 on a TypeError, or with a RecursionError traceback
+        a, b = self.pair()
+        for cal in ({"accept_cpu_us": {"median": "x"}, "python_ns": {"median": [1]}},
+                    {"python_ns": 5, "syscall_ns": {"median": float("inf")}}):
+            runstore.write_json(os.path.join(b, "meta.json"), {"fingerprint": FP, "calibration": cal})
+            rc, out, err = self.compare(a, b)
+            self.assertEqual(rc, 0, err)
+            self.assertIn("floor CPU per accept B/A - (A 6.00, B - us)", out)
+        with open(os.path.join(b, "meta.json"), "w") as f:
+            f.write("[" * 100000)
+        rc, out, err = self.compare(a, b)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("B has no machine fingerprint", out)
+
 
 if __name__ == "__main__":
     unittest.main()
