@@ -8,10 +8,12 @@ run recorded is dropped. Older results directories (results/reference*) hold
 only runs.csv; read_runs() reads whichever is there.
 """
 import csv
+import errno
 import json
 import math
 import os
 import re
+import stat
 import tempfile
 
 # runs.csv columns, in order (harness/README.md documents each one). Keys a
@@ -98,10 +100,28 @@ def parse_pairs(pairs):
     return out
 
 
+def open_regular(path, **kw):
+    """open(PATH, **KW) for reading, a regular file only: OSError (EISDIR,
+    else EINVAL) for anything else. Opened without blocking first: a FIFO in its place
+    would hold the reader in open() for ever (summary, compare, machine hung)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise OSError(errno.EISDIR, "Is a directory", path)
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, "not a regular file", path)
+        os.set_blocking(fd, True)
+        return open(fd, **kw)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def load_record(path):
     """A run's result.json as a dict; ValueError says why it cannot be used."""
     try:
-        with open(path) as f:
+        with open_regular(path) as f:
             rec = json.load(f)
     except OSError as e:
         raise ValueError("cannot read %s: %s" % (path, e.strerror))
@@ -160,7 +180,7 @@ def check_run(rec, where):
 def lines(path):
     """The lines of PATH; ValueError naming it when they are not UTF-8 text."""
     try:
-        with open(path, newline="") as f:
+        with open_regular(path, newline="") as f:
             return f.readlines()
     except UnicodeDecodeError as e:
         raise ValueError("%s is not UTF-8 text: %s" % (path, e))
@@ -226,7 +246,7 @@ def read_meta(run_dir):
     object is left out: a foreign or damaged meta.json is missing metadata,
     never a crash of the commands that read it."""
     try:
-        with open(os.path.join(run_dir, "meta.json")) as f:
+        with open_regular(os.path.join(run_dir, "meta.json")) as f:
             meta = json.load(f)
     except (OSError, ValueError, RecursionError):
         return {}

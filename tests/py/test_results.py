@@ -12,6 +12,8 @@ import io
 import json
 import os
 import statistics
+import subprocess
+import sys
 import unittest
 
 import util  # noqa: E402  (harness/lib on sys.path)
@@ -156,6 +158,24 @@ class TestRecords(TmpDir):
         rc, _, err = run_main("summary", d)
         self.assertEqual(rc, 1)
         self.assertIn("line 2", err)
+
+    def test_a_fifo_in_place_of_runs_or_meta_is_an_error_not_a_hang(self):
+        # open() of a FIFO blocks until a writer comes: summary and compare hung for ever
+        def results_py(*args):
+            return subprocess.run([sys.executable, os.path.join(ROOT, "harness/lib/results.py")] + list(args),
+                                  capture_output=True, text=True, timeout=30)
+        d, e = self.subdir("run"), self.subdir("other")
+        os.mkfifo(os.path.join(d, "runs.jsonl"))
+        r = results_py("summary", d)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a regular file", r.stderr)
+        os.unlink(os.path.join(d, "runs.jsonl"))
+        self.add(d, "c", 2000, 1, "ok")
+        self.add(e, "c", 2000, 1, "ok")
+        os.mkfifo(os.path.join(d, "meta.json"))
+        r = results_py("compare", e, d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("A and B have no machine fingerprint", r.stdout)
 
     def test_a_jsonl_line_nested_past_the_parser_is_an_error_naming_the_line(self):
         # json's RecursionError is no ValueError: summary, csv and compare died with a traceback
