@@ -202,15 +202,44 @@ def guard_stopped(r):
     return isinstance(c, dict) and c.get("stopped_reason") == "min-available"
 
 
+def read_prediction(path):
+    """PATH's prediction (--predict-guard --out) with every figure cmd_check
+    uses checked: ValueError says which is wrong. A damaged or hand-edited
+    file (a stall of "abc", a NaN memory, 0 connections per worker, JSON
+    nested past the parser, a FIFO) is no prediction, not a traceback or a hang."""
+    try:
+        with runstore.open_regular(path) as f:
+            pred = json.load(f)
+    except RecursionError:
+        raise ValueError("nested past the JSON parser") from None
+    if not isinstance(pred, dict) or not isinstance(pred.get("model"), dict):
+        raise ValueError("not a prediction")
+
+    def figure(name, v, lo=0.0, hi=math.inf, whole=False):
+        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)) or not lo <= v < hi:
+            raise ValueError("%s: %r" % (name, v))
+    m = pred["model"]
+    for key in ("kernel_b", "app_b", "backlog_b", "idle_pp_b", "reserve_b"):
+        figure(key, m.get(key))
+    figure("conns_per_worker", m.get("conns_per_worker"), lo=1.0)
+    figure("model stall", m.get("stall"), hi=1.0)
+    figure("stall", pred.get("stall"), hi=1.0)
+    figure("min_available_mib", pred.get("min_available_mib"), whole=True)
+    figure("basis_tier", pred.get("basis_tier"), whole=True)
+    what, kib, _ = guard_start(pred)
+    figure(what, kib, lo=1.0)
+    if not isinstance(pred.get("contender"), str):
+        raise ValueError("contender: %r" % pred.get("contender"))
+    return pred
+
+
 def cmd_check(out_dir):
     path = os.path.join(out_dir, PREDICTION_FILE)
     try:
-        with open(path) as f:
-            pred = json.load(f)
+        pred = read_prediction(path)
         model = Model.from_json(pred["model"])
         contender = pred["contender"]
         start = guard_start(pred)
-        float(start[1])
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise NoData("%s: no usable prediction (%s): run harness/capacity --predict-guard REF "
                      "CONTENDER --out %s first" % (out_dir, e, out_dir))

@@ -395,6 +395,36 @@ class TestGuard(Fixture):
         rc, out, err = run_main("--check", val)
         self.assertIn("NOT COMPARABLE: the client held 57,000 connections but the server had accepted 2,000", out)
 
+    def test_a_damaged_prediction_is_no_prediction_not_a_crash(self):
+        # a hand-edited or damaged capacity-prediction.json: --check died with
+        # ValueError, TypeError, ZeroDivisionError or RecursionError tracebacks
+        val = os.path.join(self.dir, "val")
+        with contextlib.redirect_stdout(io.StringIO()):
+            capacity_guard.cmd_predict(self.run, "c", 0.0, capacity_model.Opts(), target=None, floor=1000,
+                                       out_dir=val, meminfo=self.fake_meminfo(2100 * 1024, 100 * 1024))
+        self.add(val, tier=140000, status="oom-guard", accepted=88000, min_available_mib=1000)
+        path = os.path.join(val, capacity_guard.PREDICTION_FILE)
+        with open(path) as f:
+            good = json.load(f)
+        for edit, said in ((lambda p: p.update(stall="abc"), "stall: 'abc'"),
+                           (lambda p: p.update(stall=[1]), "stall: [1]"),
+                           (lambda p: p.update(mem_usable_kib=float("nan")), "usable memory: nan"),
+                           (lambda p: p.update(basis_tier="x"), "basis_tier: 'x'"),
+                           (lambda p: p.update(min_available_mib="x"), "min_available_mib: 'x'"),
+                           (lambda p: p["model"].update(conns_per_worker=0), "conns_per_worker: 0")):
+            pred = json.loads(json.dumps(good))
+            edit(pred)
+            with open(path, "w") as f:
+                json.dump(pred, f)
+            rc, out, err = run_main("--check", val)
+            self.assertEqual(rc, 1, err)
+            self.assertIn("no usable prediction (%s)" % said, err)
+        with open(path, "w") as f:
+            f.write("[" * 100000)
+        rc, out, err = run_main("--check", val)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("no usable prediction (nested past the JSON parser)", err)
+
     def test_a_prediction_from_before_the_usable_guard_is_checked_from_memavailable(self):
         # results/reference-capacity-* were predicted when the guard read MemAvailable:
         # no mem_usable_kib in the file; checked against MemAvailable, also at the start
