@@ -523,6 +523,17 @@ PY
     refute_output --partial "not reached"
 }
 
+@test "nap: a stop signal ends the script at once (130) and its sleep with it: a reader of its output is not held" {
+    # the quiet gate's and the hold's sleeps (sleep & wait) outlived a stopped run_one.sh
+    # by up to 2 s, holding its stdout: \$(...) below waited for them
+    for sig in INT TERM; do
+        run timeout 10 bash -c 'out=$(bash -c "source \"\$1/harness/lib/common.sh\"
+                (sleep 0.3; kill -$2 \$\$) & nap 20; echo not reached" _ "$1" 2>&1); echo "rc=$? $out"' _ "$C1M_ROOT" "$sig"
+        assert_success
+        assert_output "rc=130 interrupted (SIG$sig): cleaning up"
+    done
+}
+
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state      # where run_one.sh would note what it creates

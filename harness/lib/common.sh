@@ -44,6 +44,7 @@ _c1m_run_cleanup() {
     # cleanup starts (an ignored signal stays ignored across exec): a second
     # ^C to the group once killed the record.py writing the run's result.
     trap '' INT TERM HUP
+    [ -z "$_C1M_NAP" ] || kill "$_C1M_NAP" 2>/dev/null      # (see nap)
     while n=${#_C1M_DEFER_START[@]}; [ "$n" -gt 0 ]; do
         start=${_C1M_DEFER_START[n - 1]} len=${_C1M_DEFER_LEN[n - 1]}
         cmd=("${_C1M_DEFER_WORDS[@]:start:len}")
@@ -119,6 +120,15 @@ heartbeat_auto() {
     [ "$hb" -lt 5 ] && hb=5
     echo "$hb"
 }
+
+# nap S: sleep S seconds with a stop signal handled at once: the sleep runs in
+# the background and the shell waits for it (a trap runs as soon as `wait` is
+# interrupted). The cleanup ends that sleep: left, it outlived the script by
+# up to S seconds holding the script's stdout and stderr (SIGINT to the group
+# does not end it: an `&` child ignores SIGINT), and a reader of them (a pipe,
+# `$(...)`, a test's `run`) waited for it after the script had exited 130.
+_C1M_NAP=""
+nap() { sleep "$1" & _C1M_NAP=$!; wait "$_C1M_NAP"; _C1M_NAP=""; }
 
 # timed_read SECONDS FD [VAR]: the builtin read of a line from FD, for at
 # most SECONDS, safe for the stop traps. Bash (5.2) times `read -t` with

@@ -42,8 +42,8 @@ gate_other_namespaces() {
 # Empty baselines = run alone (fall back to "stopped shrinking"). MAX_S=0: off.
 # Sets GATE (quiet|timeout|off), GATE_WAIT_S and, on a timeout, GATE_CAUSE
 # (what was still not quiet); what it waits for is logged on stderr when that
-# changes. Each check takes ~2 s (the CPU window); the window's sleep runs in
-# the background so a stop signal is handled at once.
+# changes. Each check takes ~2 s (the CPU window), a nap (lib/common.sh): a stop
+# signal is handled at once.
 # shellcheck disable=SC2034  # GATE* are read by the caller
 quiet_gate() {
     local max=$1 cpu_pct=$2 base_slab=$3 base_tcp=$4 own=$5
@@ -55,7 +55,7 @@ quiet_gate() {
         causes=()
         read -r b0 t0 <<<"$(machine_cpu)"
         slab0=$(gate_slab_kib) tcp0=$(gate_tcp_objs)
-        sleep 2 & wait $!
+        nap 2
         read -r b1 t1 <<<"$(machine_cpu)"
         slab1=$(gate_slab_kib) tcp1=$(gate_tcp_objs)
         others=$(gate_other_namespaces "$own")

@@ -182,15 +182,15 @@ go_ready() {
 }
 
 # hold_wait S: sleep S seconds showing a countdown, noting each second when
-# every worker's line count last moved (hold_watch). The sleep runs in the
-# background so a stop signal is handled at once, not after the sleep.
+# every worker's line count last moved (hold_watch). The sleep is a nap
+# (lib/common.sh): a stop signal is handled at once, not after the sleep.
 hold_wait() {
     local left
     for ((left = $1; left > 0; left--)); do
         [ "$quiet" = 1 ] || progress '  %-17s %8s  holding with heartbeats every %ss: %4ds left ' \
             "$contender" "$conns" "$heartbeat" "$left" >&2
         hold_watch
-        sleep 1 & wait $!
+        nap 1
     done
     hold_watch
     [ "$quiet" = 1 ] || progress_end
