@@ -403,3 +403,21 @@ EOF
     after=$(ls -d /tmp/c1m-perf-probe.* 2>/dev/null | sort)
     [ "$before" = "$after" ] || fail "probe directories left: $(comm -13 <(echo "$before") <(echo "$after"))"
 }
+
+@test "perf_start: the perf it starts outlives a SIGHUP to the group (a closed terminal) and stops on the cleanup's SIGINT, its data written" {
+    # perf record dies of SIGHUP without its own cleanup: its /tmp/perf-vdso.so-* stayed
+    need_root
+    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
+    run bash -c 'source "$1/harness/lib/common.sh"; source "$1/harness/lib/perf.sh"
+        perf_settings; perf_probe || { echo "no perf: $PERF_CAUSE"; exit 1; }
+        sleep 30 & s=$!
+        perf_start "$2/p.data" "$s" "$2/p.log" || { echo "perf_start: $PERF_CAUSE"; kill "$s"; exit 1; }
+        kill -HUP "$PERF_PID"; sleep 0.5
+        kill -0 "$PERF_PID" 2>/dev/null && echo "perf runs after SIGHUP"
+        perf_stop && echo "perf stopped, data written"
+        kill "$s"' _ "$C1M_ROOT" "$BATS_TEST_TMPDIR"
+    assert_success
+    assert_output "perf runs after SIGHUP
+perf stopped, data written"
+    [ -s "$BATS_TEST_TMPDIR/p.data" ]
+}

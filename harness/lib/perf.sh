@@ -136,7 +136,10 @@ perf_start() {
     # shellcheck disable=SC2046
     # -m: 4 MiB of ring buffer per thread (a DWARF sample is ~8 KiB; perf
     # competes for the 2 CPUs with the server and the client during the ramp)
-    "$PERF_BIN" record $(_perf_record_args) -m 1024 -p "$pids" -D -1 \
+    # SIGHUP ignored: perf record handles INT and TERM, but a HUP to the group
+    # (a closed terminal) killed it outright, leaving its /tmp/perf-vdso.so-*
+    # behind; the cleanup's SIGINT stops it (perf_cleanup)
+    env --ignore-signal=HUP "$PERF_BIN" record $(_perf_record_args) -m 1024 -p "$pids" -D -1 \
         --control "fifo:$_PERF_DIR/ctl,$_PERF_DIR/ack" -o "$data" > "$plog" 2>&1 &
     PERF_PID=$!
     if [ "$_PERF_CLEANUP_SET" = 0 ]; then on_exit perf_cleanup; _PERF_CLEANUP_SET=1; fi
