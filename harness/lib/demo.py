@@ -106,16 +106,23 @@ def main(argv):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     run_dir, anatomy_json, data_dir, anatomy_contender = argv[1:]
-    rows = [r for r in read_runs(run_dir) if r.get("contender")]
+    try:
+        rows = [r for r in read_runs(run_dir) if r.get("contender")]
+    except (OSError, ValueError) as e:
+        print("demo.py: cannot read the runs of %s: %s" % (run_dir, e), file=sys.stderr)
+        return 1
     if not rows:
         print("demo.py: no runs in %s" % run_dir, file=sys.stderr)
         return 1
     try:
         with open(anatomy_json) as f:
             anat = json.load(f)
-        types, n_anat = anat["types"], int(anat["connections"])
+        # every figure read here, as (name, bytes) pairs: a damaged file is said, not a traceback
+        types = [(str(t["type"]), float(t["bytes"])) for t in anat["types"]]
+        n_anat = int(anat["connections"])
         rss, outside = float(anat["rss_anon_bytes"]), float(anat["outside_gc_bytes"])
-    except (OSError, ValueError, KeyError, TypeError) as e:
+        tracked = float(anat.get("gc_tracked_bytes", 0))
+    except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError) as e:
         print("demo.py: cannot read the anatomy %s: %s" % (anatomy_json, e), file=sys.stderr)
         return 1
     conts = contender_rows(rows)
@@ -145,10 +152,10 @@ def main(argv):
                 gp_num(base), gp_num(top)))
 
     # the anatomy, largest last: gnuplot draws the first row at the bottom
-    bars = [(t["type"], float(t["bytes"]), 0) for t in types[:ANATOMY_TYPES]]
+    bars = [(name, b, 0) for name, b in types[:ANATOMY_TYPES]]
     rest = types[ANATOMY_TYPES:]
     if rest:
-        bars.append(("(%d more types)" % len(rest), sum(float(t["bytes"]) for t in rest), 1))
+        bars.append(("(%d more types)" % len(rest), sum(b for _, b in rest), 1))
     bars.append(("outside gc: C allocations,|str/bytes, allocator", outside, 2))
     with open(os.path.join(data_dir, "anatomy.dat"), "w") as f:
         f.write("# label bytes_per_connection kind (0 a gc-tracked type, 1 the rest, 2 outside gc)\n")
@@ -196,10 +203,10 @@ def main(argv):
     if disturbed:
         print("  %s not an ok run (the machine was busy beside it): its figures are shown, marked"
               % cellmod.DAGGER)
-    top = ", ".join("%s %.0f" % (t["type"], float(t["bytes"])) for t in types[:4])
+    top = ", ".join("%s %.0f" % t for t in types[:4])
     print("one %s connection (py_server.anatomy, %d connections): %.0f B of RssAnon = %.0f B in "
           "gc-tracked objects (%s, ...) + %.0f B outside the gc" % (
-              anatomy_contender, n_anat, rss, float(anat.get("gc_tracked_bytes", 0)), top, outside))
+              anatomy_contender, n_anat, rss, tracked, top, outside))
     print("measure them properly: %s" % cmd)
     print("  (results/reference's settings: then make compare A=results/reference B=<its results directory>)")
     return 0

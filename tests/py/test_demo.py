@@ -1,0 +1,56 @@
+"""tests/py/test_demo.py - harness/lib/demo.py (make demo's figures) on bad
+input: a damaged anatomy file or a run directory without runs is said (exit 1),
+never a traceback. Synthetic directories; stdlib only, no sockets.
+
+    python3 -m unittest tests.py.test_demo
+"""
+import contextlib
+import io
+import json
+import os
+import unittest
+
+from test_results import TmpDir  # noqa: E402
+
+import demo  # noqa: E402
+
+ANATOMY = {"kind": "asyncio-streams", "connections": 2000, "rss_anon_bytes": 5278.0,
+           "outside_gc_bytes": 1522.0, "gc_tracked_bytes": 3756.0, "python_version": "3.11.2",
+           "types": [{"type": "coroutine", "objects": 3.0, "bytes": 872.0}]}
+
+
+class TestDemoInput(TmpDir):
+    def run_demo(self, run_dir, anatomy):
+        path = os.path.join(self.dir, "anatomy.json")
+        with open(path, "w") as f:
+            json.dump(anatomy, f)
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = demo.main(["demo.py", run_dir, path, os.path.join(self.dir, "data"), "asyncio-streams"])
+        return rc, out.getvalue(), err.getvalue()
+
+    def test_a_good_anatomy_is_drawn(self):
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok", user_bytes_per_conn=100, kernel_bytes_per_conn=8000,
+                 server_cpu_connect_s=0.1, accepted=2000)
+        rc, out, err = self.run_demo(d, ANATOMY)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("3756 B in gc-tracked objects (coroutine 872, ...)", out)
+
+    def test_a_damaged_anatomy_or_no_runs_is_said_not_a_traceback(self):
+        # each used to end in a TypeError, ValueError, OverflowError or
+        # FileNotFoundError traceback
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok")
+        for edit in ({"types": [1, 2]}, {"types": {"a": 1}}, {"gc_tracked_bytes": "x"},
+                     {"types": [{"type": "dict", "bytes": "x"}]}, {"connections": 1e400}):
+            rc, _, err = self.run_demo(d, dict(ANATOMY, **edit))
+            self.assertEqual(rc, 1, edit)
+            self.assertIn("demo.py: cannot read the anatomy", err)
+        rc, _, err = self.run_demo(self.subdir("empty"), ANATOMY)
+        self.assertEqual(rc, 1)
+        self.assertIn("demo.py: cannot read the runs of", err)
+
+
+if __name__ == "__main__":
+    unittest.main()
