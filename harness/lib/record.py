@@ -229,17 +229,18 @@ def cmd_write(args):
                 client = json.load(f)
             if not isinstance(client, dict):
                 raise ValueError("not a JSON object")
+            # the bucket-by-bucket histograms (for merging several clients)
+            # stay in the run's client.json: the record keeps the percentiles
+            client.pop("histograms", None)
+            bad = []
+            client = clean(client, bad)     # (recursive: JSON that parses can still nest too deep for it)
         except (OSError, ValueError, RecursionError) as e:
             # a client killed while writing leaves half a file: say so, keep the rest
             flags = rec.get("flags")
             rec["flags"] = ";".join(x for x in (flags, "client-json-unreadable") if x)
             print(f"record.py: {client_path}: {e}", file=sys.stderr)
         else:
-            # the bucket-by-bucket histograms (for merging several clients)
-            # stay in the run's client.json: the record keeps the percentiles
-            client.pop("histograms", None)
-            bad = []
-            rec["client"] = client = clean(client, bad)
+            rec["client"] = client
             for k, v in client_columns(client, bad).items():
                 if rec.get(k) is None:
                     rec[k] = v

@@ -94,6 +94,12 @@ class RecordTest(TmpDir):
         self.assertEqual(r["status"], "suspect")
         self.assertIn("client-json-unreadable", r["flags"])
 
+    def test_client_json_nested_too_deep_to_clean_is_flagged_not_fatal(self):
+        # 900 levels parse, but record.clean recursed past the limit: a traceback, no result.json
+        r = self.write("status=ok", "accepted=10", client='{"a":' * 900 + "1" + "}" * 900)
+        self.assertNotIn("client", r)
+        self.assertIn("client-json-unreadable", r["flags"])
+
     def test_client_fields_of_the_wrong_type_count_as_missing(self):
         # each raised AttributeError or TypeError in client_columns: no result.json at all
         good = {"established": 2000, "failed": 0, "failures": {}, "cpu_user_s": 0.1, "cpu_sys_s": 0.25,
