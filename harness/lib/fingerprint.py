@@ -107,7 +107,8 @@ def differences(a, b):
 
 def one_line(fp):
     """"kernel 6.18.44-fc-v1252 (#1 SMP ...), CPU X, meltdown: Not affected"."""
-    vul = (fp.get("vulnerabilities") or {}).get("meltdown")
+    vul = fp.get("vulnerabilities")
+    vul = vul.get("meltdown") if isinstance(vul, dict) else None   # (a foreign meta.json's list: none)
     return "kernel %s (%s), CPU %s x%s, meltdown: %s" % (
         fp.get("kernel_release"), fp.get("kernel_build"), fp.get("cpu_model"),
         fp.get("cpu_count"), vul or "?")

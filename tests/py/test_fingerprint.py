@@ -78,6 +78,14 @@ class TestFingerprint(TmpDir):
             ("vulnerabilities/meltdown", "Not affected", "Mitigation: PTI")])
         self.assertIn("meltdown: Mitigation: PTI", fingerprint.one_line(b))
 
+    def test_a_foreign_fingerprint_is_shown_not_a_crash(self):
+        # vulnerabilities that are no object: results.py machine and report
+        # (bench.sh's last step) died with AttributeError
+        for vul in (["x"], "x", 3):
+            line = fingerprint.one_line({"vulnerabilities": vul, "cpu_model": "X"})
+            self.assertIn("CPU X", line)
+            self.assertIn("meltdown: ?", line)
+
     def test_meta_json_carries_the_fingerprint(self):
         d = os.path.join(self.dir, "run")
         os.makedirs(d)
