@@ -236,8 +236,10 @@ def read_runs(run_dir):
     return rows
 
 
-# meta.json's fields that hold objects, and the objects inside them
-META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns", "python_ns")}
+# meta.json's fields that hold objects, and the objects inside them ("*": every
+# value is one: the kernel profiles by label, each a sysctl -> value object)
+META_OBJECTS = {"settings": (), "fingerprint": (), "calibration": ("accept_cpu_us", "syscall_ns", "python_ns"),
+                "sysctl_profile": (), "sysctl_profiles": "*"}
 
 
 def read_meta(run_dir):
@@ -257,7 +259,7 @@ def read_meta(run_dir):
         if key in meta and not isinstance(v, dict):
             del meta[key]
         elif isinstance(v, dict):
-            for k in inner:
+            for k in (list(v) if inner == "*" else inner):
                 if k in v and not isinstance(v[k], dict):
                     del v[k]
     return meta

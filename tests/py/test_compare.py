@@ -244,6 +244,18 @@ class TestCompareMachines(TmpDir):
         rc, out, _ = run_main("machine", b)
         self.assertIn("calibration: none", out)
 
+    def test_kernel_profiles_that_are_no_objects_are_left_out_of_the_report(self):
+        # report (bench.sh's last step) died with AttributeError on .items()
+        from test_results import run_main
+        a = self.make("a", {"floor": [1.0, 1.0, 1.0], "c": [2.0, 2.0, 2.0]})
+        for bad in ({"sysctl_profiles": "x"}, {"sysctl_profiles": {"tuned": True}},
+                    {"sysctl_profiles": {}, "sysctl_profile": [1]}):
+            runstore.write_json(os.path.join(a, "meta.json"), bad)
+            rc, _, err = run_main("report", a)
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(a, "report.md")) as f:
+                self.assertNotIn("## Kernel profile", f.read())
+
     def test_a_calibration_or_meta_json_that_is_no_figure_is_missing_not_a_crash(self):
         # a median that is text or a list, python_ns no object, meta.json nested past the
         # parser: compare exited 1 on a TypeError, or with a RecursionError traceback
