@@ -18,6 +18,8 @@ class Progress:
 
     def __init__(self, mode="line", out=None):
         self.mode, self.out = mode, out or sys.stderr
+        if self.out is None:        # (started with stderr closed: Python's sys.stderr is None)
+            self.mode = "off"
         self.fmt, self.next, self.shown = None, 0.0, False
 
     def show(self, fmt, args):

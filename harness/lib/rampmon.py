@@ -171,6 +171,8 @@ def cmd_watch(a):
 def say(line):
     """A line on stderr; none when it cannot be written (its reader gone): the
     watch's verdict is its file, and it must be written whatever."""
+    if sys.stderr is None:      # (started with fd 2 closed: print would write to stdout)
+        return
     try:
         print(line, file=sys.stderr, flush=True)
     except OSError:
@@ -215,6 +217,6 @@ if __name__ == "__main__":
     for f in (sys.stdout, sys.stderr):
         try:
             f.flush()
-        except OSError:
+        except (OSError, AttributeError):     # (AttributeError: None, started without that fd)
             pass
     os._exit(code)      # (no teardown: see the module's doc)

@@ -245,6 +245,23 @@ class Watch(unittest.TestCase):
         with open(out) as f:
             self.assertEqual(json.load(f)["ramp_end"], "client-exited")
 
+    def test_no_stderr_at_all(self):
+        # started with fd 2 closed (sys.stderr None): Progress wrote to None, an
+        # AttributeError, and no verdict file
+        client = subprocess.Popen(["true"])
+        self.procs.append(client)
+        client.wait()
+        server = self.sleeper()
+        out = os.path.join(self.d, "ramp-end.json")
+        p = subprocess.Popen([sys.executable, RAMPMON, "watch", "--out", out, "--stats", "s", "--c1m-stat", self.stat,
+                              "--conns", "2000", "--t0", "%.6f" % time.time(), "--server", str(server.pid),
+                              "--client", str(client.pid), "--progress", "line"], preexec_fn=lambda: os.close(2))
+        self.procs.append(p)
+        p.wait(timeout=30)
+        self.assertEqual(p.returncode, 3)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["ramp_end"], "client-exited")
+
     def test_client_exited_keeps_its_log(self):
         client = subprocess.Popen(["true"])
         self.procs.append(client)
