@@ -421,3 +421,28 @@ EOF
 perf stopped, data written"
     [ -s "$BATS_TEST_TMPDIR/p.data" ]
 }
+
+@test "anatomy-cpu: SIGTERM while perf script folds a phase: exit 130 at once, no perf script, fold or FIFO left" {
+    # the foreground pipeline held the signal until perf script ended (SCRIPT_TIMEOUT)
+    need_root
+    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
+    cd "$C1M_ROOT"
+    fake=$BATS_TEST_TMPDIR/perf out=$BATS_TEST_TMPDIR/fold
+    # the real perf, but a `perf script` of a run's data (not the probe's) that takes 60 s first
+    printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 != /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
+        "$BATS_TEST_TMPDIR/script.started" "$(command -v perf)" > "$fake"
+    chmod +x "$fake"
+    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 C1M_PERF="$fake" \
+        harness/anatomy-cpu > "$BATS_TEST_TMPDIR/fold.log" 2>&1 &
+    pid=$!
+    wait_for 120 test -e "$BATS_TEST_TMPDIR/script.started" \
+        || { kill -TERM "$pid"; wait "$pid"; fail "perf script never ran: $(cat "$BATS_TEST_TMPDIR/fold.log")"; }
+    t0=$SECONDS
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/fold.log")"
+    [ $((SECONDS - t0)) -lt 20 ] || fail "the stop took $((SECONDS - t0)) s"
+    ! pgrep -f "$fake script" > /dev/null || fail "perf script left running"
+    ! pgrep -f "perf_layers.py fold --ours-syms $out/" > /dev/null || fail "fold left running"
+    [ -z "$(ls "$out"/c/*.fifo 2>/dev/null)" ] || fail "FIFO left: $(ls "$out"/c/*.fifo)"
+}
