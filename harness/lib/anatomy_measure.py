@@ -41,7 +41,7 @@ def by_pid(text):
     out = {}
     for w in str(text or "").replace(",", " ").split():
         p, _, v = w.partition(":")
-        if p.isdigit() and v.isdigit():
+        if p.isascii() and p.isdigit() and v.isascii() and v.isdigit():    # ("²" is a digit int() refuses)
             out[p] = int(v)
     return out
 

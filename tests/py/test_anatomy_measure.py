@@ -114,6 +114,7 @@ class Measure(unittest.TestCase):
 
     def test_readings_tolerate_junk(self):
         self.assertEqual(am.by_pid("11:5 x 12:y :3 13:4,14:2"), {"11": 5, "13": 4, "14": 2})
+        self.assertEqual(am.by_pid("11:\u00b2 \u00b3:4 12:6"), {"12": 6})     # (int() raised ValueError)
         self.assertEqual(am.perf_state(None), ("unavailable", "not recorded"))
         self.assertEqual(am.perf_state("odd"), ("failed", ""))
 
