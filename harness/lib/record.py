@@ -250,7 +250,8 @@ def cmd_write(args):
                 print(f"record.py: {client_path}: not a finite number or of the wrong type, "
                       f"taken as missing: {', '.join(bad)}", file=sys.stderr)
     # the CPUs of the machine the server ran on (a remote run's server host: its obs)
-    ncpu = (int(obs["stat_cpus"]) if str(obs.get("stat_cpus", "")).isdigit() else 0) or os.cpu_count() or 1
+    cpus = str(obs.get("stat_cpus", ""))
+    ncpu = (int(cpus) if cpus.isascii() and cpus.isdigit() else 0) or os.cpu_count() or 1   # (int() refuses "²")
     rec = judge.judge_or_fail(rec, obs, ncpu)
     if rec.get("status") == "harness-error" and "judge-failed" in str(rec.get("flags")):
         print(f"record.py: {rec['note']}", file=sys.stderr)

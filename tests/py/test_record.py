@@ -94,6 +94,12 @@ class RecordTest(TmpDir):
         self.assertEqual(r["status"], "suspect")
         self.assertIn("client-json-unreadable", r["flags"])
 
+    def test_a_cpu_count_that_is_no_ascii_number_is_this_machines(self):
+        # "\u00b2".isdigit() is true and int() refuses it: a ValueError traceback, no result.json
+        p = run(RECORD, "write", self.out, "--obs", "stat_cpus=\u00b2", "status=ok", "accepted=10")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.exists(self.out))
+
     def test_client_json_nested_too_deep_to_clean_is_flagged_not_fatal(self):
         # 900 levels parse, but record.clean recursed past the limit: a traceback, no result.json
         r = self.write("status=ok", "accepted=10", client='{"a":' * 900 + "1" + "}" * 900)
