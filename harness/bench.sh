@@ -471,7 +471,7 @@ settle() {
     SETTLE_DUE=0
     prev=$(awk '/^Slab:/{print $2}' /proc/meminfo)
     for ((i = 0; i < SETTLE_MAX; i++)); do
-        sleep 1 & wait $!
+        nap 1      # (lib/common.sh: the cleanup ends it)
         cur=$(awk '/^Slab:/{print $2}' /proc/meminfo)
         [ $((prev - cur)) -lt 2048 ] && return 0
         prev=$cur

@@ -193,7 +193,7 @@ def read_env(path):
     """key=value lines (values may hold '=' and spaces): a run's sysctl.txt."""
     d = {}
     try:
-        with open(path) as f:
+        with runstore.open_regular(path) as f:
             for line in f:
                 k, sep, v = line.rstrip("\n").partition("=")
                 if sep:
@@ -233,9 +233,9 @@ def run_profiles(run_dir, ids=()):
         if i in out:
             continue
         try:
-            with open(p) as f:
+            with runstore.open_regular(p) as f:
                 r = json.load(f)
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(r, dict):
             out[i] = cellmod.profile_of(r)
@@ -321,9 +321,9 @@ def cmd_meta(run_dir, pairs):
         src = os.path.join(run_dir, name)
         if os.path.exists(src):
             try:
-                with open(src) as f:
+                with runstore.open_regular(src) as f:
                     meta[key] = json.load(f)
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 meta[key] = None
     profs = sysctl_profiles(run_dir)
     differ = None
@@ -366,7 +366,7 @@ def calib_text(cal):
 
 
 def cmd_machine(run_dir):
-    open(os.path.join(run_dir, "meta.json")).close()    # none or unreadable: said, exit 1
+    runstore.open_regular(os.path.join(run_dir, "meta.json")).close()   # none, unreadable, no file: exit 1
     meta = runstore.read_meta(run_dir)
     print("machine: %s; calibration: %s" % (fingerprint.one_line(meta.get("fingerprint") or {}),
                                             calib_text(meta.get("calibration"))))
@@ -648,7 +648,7 @@ def ramp_data(run_dir, data_dir, cell, ser, big_label):
         if not r.get("ramp_file"):
             continue
         try:
-            with open(os.path.join(run_dir, str(r["ramp_file"])), newline="") as f:
+            with runstore.open_regular(os.path.join(run_dir, str(r["ramp_file"])), newline="") as f:
                 pts = [(row["seconds"], row["accepted"]) for row in runstore.csv_rows(f.name, f)]
         except (OSError, KeyError, ValueError):
             continue
@@ -869,10 +869,10 @@ def cmd_report(run_dir):
     out.append("Command:\n\n```\n%s\n```\n" % meta.get("command", "(unknown)"))
     if meta.get("completed") is False:
         out.append("**This run was interrupted; the tables hold the runs that finished.**\n")
-    mem = meta.get("mem_total_kib")
+    mem = num(meta.get("mem_total_kib"))     # (a hand-edited meta.json: "?" for a non-figure)
     machine = [
         ("CPU", "%s, %s cores" % (meta.get("cpu_model"), meta.get("cores"))),
-        ("memory", "%.1f GiB" % (mem / 1048576) if mem else "?"),
+        ("memory", "%.1f GiB" % (mem / 1048576) if mem and math.isfinite(mem) else "?"),
         ("kernel", "%s (%s)" % (meta.get("kernel"), meta.get("kernel_version"))),
         ("distro", meta.get("distro")),
         ("gcc", meta.get("gcc_version")),

@@ -176,6 +176,28 @@ class TestRecords(TmpDir):
         r = results_py("compare", e, d)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("A and B have no machine fingerprint", r.stdout)
+        r = results_py("machine", d)                      # (machine hung in open())
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("not a regular file", r.stderr)
+        # meta writes on beside FIFOs in place of its optional inputs
+        for name in ("calibration.json", "hosts-meta.json"):
+            os.mkfifo(os.path.join(e, name))
+        os.makedirs(os.path.join(e, "runs", "c-2k-1"))
+        os.mkfifo(os.path.join(e, "runs", "c-2k-1", "result.json"))
+        os.mkfifo(os.path.join(e, "runs", "c-2k-1", "sysctl.txt"))
+        r = results_py("meta", e)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_a_memory_figure_that_is_none_reads_as_unknown_in_the_report(self):
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok")
+        for bad in ("x", [1], float("inf")):
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                json.dump({"mem_total_kib": bad}, f)
+            rc, _, err = run_main("report", d)
+            self.assertEqual(rc, 0, (bad, err))
+            with open(os.path.join(d, "report.md")) as f:
+                self.assertIn("| memory | ? |", f.read())
 
     def test_a_jsonl_line_nested_past_the_parser_is_an_error_naming_the_line(self):
         # json's RecursionError is no ValueError: summary, csv and compare died with a traceback
