@@ -209,6 +209,9 @@ def main(argv):
     given = (a.t0 is not None, a.client is not None)
     if (a.go is not None and (a.go == "" or any(given))) or (a.go is None and not all(given)):
         usage("watch: --go FILE, or --t0 and --client")
+    if a.conns > 1 << 40:
+        # c1m-stat --wait refuses more at once: the watch polled it without pause
+        usage("watch: --conns: at most 2^40 (c1m-stat --wait's bound)")
     return cmd_watch(a)
 
 

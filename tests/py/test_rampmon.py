@@ -329,7 +329,9 @@ class Watch(unittest.TestCase):
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "5", "--server", "1",
                       "--go", ""],
                      ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", "9" * 400, "--t0", "1",
-                      "--server", "1", "--client", "1"]):
+                      "--server", "1", "--client", "1"],
+                     ["watch", "--out", "x", "--stats", "s", "--c1m-stat", "c", "--conns", str((1 << 40) + 1),
+                      "--t0", "1", "--server", "1", "--client", "1"]):
             r = subprocess.run([sys.executable, RAMPMON, *argv], capture_output=True, text=True, timeout=30)
             self.assertEqual(r.returncode, 2, argv)
             self.assertNotIn("Traceback", r.stderr)
