@@ -119,7 +119,7 @@ on_exit stop_pid "$dpid" 5
 for ((i = 0; i < 500; i++)); do [ -e "$out/disturb.jsonl" ] && break; sleep 0.02; done
 mark() { [ -e "$out/disturb.jsonl" ] && kill -USR1 "$dpid" 2>/dev/null; }
 # let the workers settle before the baseline (--mem-settle 0: a test that judges no memory figure)
-[ "$mem_settle" = 1 ] && sleep 1
+[ "$mem_settle" = 1 ] && nap 1
 pids=$(server_pids "$stats" "$spid")
 workers=$(tr ' ' '\n' <<<"$pids" | awk -v p="$spid" '$1 != "" && $1 != p' | tr '\n' ' ')
 R[server_workers]=$(( $(wc -w <<<"$pids") - 1 ))
@@ -193,7 +193,7 @@ R[accepted]=$(stat_get "$stats" open)
 stop_pid "$apid" 5
 "$PYTHON" "$C1M_ROOT/harness/lib/acceptq.py" summary "$out/acceptq.csv" > "$out/acceptq.json" 2>/dev/null
 merge_summary "$out/acceptq.json"
-[ "$mem_settle" = 1 ] && sleep 2   # let RSS and slab settle (deferred frees, the fd scanner)
+[ "$mem_settle" = 1 ] && nap 2   # let RSS and slab settle (deferred frees, the fd scanner)
 obs rss_full "$(rss_kib $pids)"
 obs slab1 "$(slab_kib)"
 n=${R[accepted]:-0}

@@ -215,15 +215,17 @@ def read_prediction(path):
     if not isinstance(pred, dict) or not isinstance(pred.get("model"), dict):
         raise ValueError("not a prediction")
 
-    def figure(name, v, lo=0.0, hi=math.inf, whole=False):
-        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)) or not lo <= v < hi:
+    def figure(name, v, lo=0.0, hi=math.inf, whole=False, hi_in=False):
+        # [lo, hi), or [lo, hi] with hi_in (a stall fraction may be 1: STALL=1)
+        if isinstance(v, bool) or not isinstance(v, int if whole else (int, float)) \
+                or not (lo <= v < hi or hi_in and v == hi):
             raise ValueError("%s: %r" % (name, v))
     m = pred["model"]
     for key in ("kernel_b", "app_b", "backlog_b", "idle_pp_b", "reserve_b"):
         figure(key, m.get(key))
     figure("conns_per_worker", m.get("conns_per_worker"), lo=1.0)
-    figure("model stall", m.get("stall"), hi=1.0)
-    figure("stall", pred.get("stall"), hi=1.0)
+    figure("model stall", m.get("stall"), hi=1.0, hi_in=True)
+    figure("stall", pred.get("stall"), hi=1.0, hi_in=True)
     figure("min_available_mib", pred.get("min_available_mib"), whole=True)
     figure("basis_tier", pred.get("basis_tier"), whole=True)
     what, kib, _ = guard_start(pred)

@@ -254,7 +254,7 @@ def sysctl_of(basis, key):
     rd = basis.first_ok("run_dir")
     if rd:
         try:
-            with open(os.path.join(basis.run_dir, rd, "sysctl.txt")) as f:
+            with runstore.open_regular(os.path.join(basis.run_dir, rd, "sysctl.txt")) as f:
                 for line in f:
                     k, sep, v = line.rstrip("\n").partition("=")
                     if sep and k.strip() == key:
@@ -269,7 +269,7 @@ def sysctl_of(basis, key):
 def buffer_max(basis, key):
     v = sysctl_of(basis, key)
     parts = v.split() if v else []
-    return int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else None
+    return int(parts[2]) if len(parts) == 3 and parts[2].isascii() and parts[2].isdigit() else None
 
 
 def bound_backlog(basis, sockets):

@@ -449,7 +449,7 @@ def parse_by_pid(text):
     out = {}
     for item in str(text or "").split(","):
         pid, _, ns = item.strip().partition(":")
-        if pid.isdigit() and ns.lstrip("-").isdigit():
+        if pid.isascii() and pid.isdigit() and ns.isascii() and ns.lstrip("-").isdigit():
             out[pid] = int(ns)
     return out
 

@@ -44,7 +44,7 @@ def curve_path(run_dir, r):
 def read_curve(path):
     """[(seconds, open)] of a storm.csv, [] when missing or unreadable."""
     try:
-        with open(path, newline="") as f:
+        with runstore.open_regular(path, newline="") as f:
             return [(float(row["seconds"]), int(row["open"])) for row in runstore.csv_rows(path, f)]
     except (OSError, TypeError, KeyError, ValueError):
         return []

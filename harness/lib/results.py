@@ -337,7 +337,7 @@ def cmd_meta(run_dir, pairs):
     try:
         for r in read_runs(run_dir):
             if r.get("server_workers") or r.get("client_workers"):
-                workers.append({k: (int(text(r, k)) if text(r, k).isdigit() else r.get(k) or None)
+                workers.append({k: (int(text(r, k)) if cli_rules.ascii_digits(text(r, k)) else r.get(k) or None)
                                 for k in ("contender", "tier", "repeat", "server_workers",
                                           "client_workers")})
     except OSError:
@@ -648,8 +648,9 @@ def ramp_data(run_dir, data_dir, cell, ser, big_label):
         if not r.get("ramp_file"):
             continue
         try:
-            with runstore.open_regular(os.path.join(run_dir, str(r["ramp_file"])), newline="") as f:
-                pts = [(row["seconds"], row["accepted"]) for row in runstore.csv_rows(f.name, f)]
+            path = os.path.join(run_dir, str(r["ramp_file"]))
+            with runstore.open_regular(path, newline="") as f:
+                pts = [(row["seconds"], row["accepted"]) for row in runstore.csv_rows(path, f)]
         except (OSError, KeyError, ValueError):
             continue
         if not pts:

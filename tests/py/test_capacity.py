@@ -411,7 +411,8 @@ class TestGuard(Fixture):
                            (lambda p: p.update(mem_usable_kib=float("nan")), "usable memory: nan"),
                            (lambda p: p.update(basis_tier="x"), "basis_tier: 'x'"),
                            (lambda p: p.update(min_available_mib="x"), "min_available_mib: 'x'"),
-                           (lambda p: p["model"].update(conns_per_worker=0), "conns_per_worker: 0")):
+                           (lambda p: p["model"].update(conns_per_worker=0), "conns_per_worker: 0"),
+                           (lambda p: p.update(stall=1.5), "stall: 1.5")):
             pred = json.loads(json.dumps(good))
             edit(pred)
             with open(path, "w") as f:
@@ -424,6 +425,13 @@ class TestGuard(Fixture):
         rc, out, err = run_main("--check", val)
         self.assertEqual(rc, 1, err)
         self.assertIn("no usable prediction (nested past the JSON parser)", err)
+        # every connection stalled (STALL=1, which the planner and bench take) is a prediction
+        pred = json.loads(json.dumps(good))
+        pred["stall"] = pred["model"]["stall"] = 1.0
+        with open(path, "w") as f:
+            json.dump(pred, f)
+        rc, out, err = run_main("--check", val)
+        self.assertNotIn("no usable prediction", err)
 
     def test_a_prediction_from_before_the_usable_guard_is_checked_from_memavailable(self):
         # results/reference-capacity-* were predicted when the guard read MemAvailable:

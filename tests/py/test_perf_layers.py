@@ -285,6 +285,8 @@ class TestCoverage(unittest.TestCase):
         tree, low, pid = pl.coverage({"period_ns": 5}, {"cpu_ns": 10, "cpu_ns_by_pid": "x:1,2:y,,3"})
         self.assertEqual((tree, low, pid), (0.5, None, None))
         self.assertEqual(pl.parse_by_pid("7:-3, 8:4"), {"7": -3, "8": 4})
+        # a digit of another script ('²': isdigit, and int() refuses it) is a bad item
+        self.assertEqual(pl.parse_by_pid("7:², ²:4, 8:4"), {"8": 4})
 
 
 class TestTable(unittest.TestCase):

@@ -182,9 +182,14 @@ class TestRecords(TmpDir):
         # meta writes on beside FIFOs in place of its optional inputs
         for name in ("calibration.json", "hosts-meta.json"):
             os.mkfifo(os.path.join(e, name))
-        os.makedirs(os.path.join(e, "runs", "c-2k-1"))
+        # a run's sysctl.txt (and one a FIFO), so that the runs' profiles are
+        # looked up in their result.json, a FIFO
+        for rid in ("c-2k-1", "c-2k-2"):
+            os.makedirs(os.path.join(e, "runs", rid))
         os.mkfifo(os.path.join(e, "runs", "c-2k-1", "result.json"))
-        os.mkfifo(os.path.join(e, "runs", "c-2k-1", "sysctl.txt"))
+        with open(os.path.join(e, "runs", "c-2k-1", "sysctl.txt"), "w") as f:
+            f.write("net.core.somaxconn=4096\n")
+        os.mkfifo(os.path.join(e, "runs", "c-2k-2", "sysctl.txt"))
         r = results_py("meta", e)
         self.assertEqual(r.returncode, 0, r.stderr)
 

@@ -154,6 +154,14 @@ class Damaged(unittest.TestCase):
                     st.main(["summary", path, "--t-kill", bad])
                 self.assertEqual(e.exception.code, 2, bad)
                 self.assertIn("--t-kill", err.getvalue())
+            # --conns that c1m-stat --wait refuses at once (the watch polled it without pause)
+            for bad in ("-5", "0", str((1 << 40) + 1)):
+                err = io.StringIO()
+                with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                    st.main(["sample", "--out", path + ".x", "--stats", "s", "--c1m-stat", "c", "--conns", bad,
+                             "--t-kill", "1", "--timeout", "5", "--server", "1", "--client", "1"])
+                self.assertEqual(e.exception.code, 2, bad)
+                self.assertIn("--conns", err.getvalue())
 
 
 if __name__ == "__main__":
