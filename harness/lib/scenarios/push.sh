@@ -121,6 +121,7 @@ push_mon_stop() {
     stop_pid "$push_mon_pid" 5
     push_mon_pid=""
     rm -f "$out/broadcast-go" "$out/broadcast-go.ready"
+    [ -s "$out/broadcast.json" ] || rm -f "$out/broadcast.json"   # (stopped: it printed nothing)
 }
 
 push_broadcast() {
