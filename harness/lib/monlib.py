@@ -1,7 +1,8 @@
-"""monlib.py - what the monitors (rampmon.py, stallmon.py, stormmon.py)
-share: reading the server's counters, its processes and the client's log, and
-their JSON-lines files (harness/README.md "Scenario monitors"; disturb.py
-reads its samples with load too), and number(), what counts as a figure in
+"""monlib.py - what the monitors (rampmon.py, stallmon.py, stormmon.py,
+pushmon.py) share: reading the server's counters, its processes and the
+client's log, their JSON-lines files (harness/README.md "Scenario monitors";
+disturb.py reads its samples with load too), the go file of a monitor started
+before the moment it times (wait_go), and number(), what counts as a figure in
 them (record.py's test of the client's summary too)."""
 import argparse
 import json
