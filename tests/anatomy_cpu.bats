@@ -446,3 +446,26 @@ perf stopped, data written"
     ! pgrep -f "perf_layers.py fold --ours-syms $out/" > /dev/null || fail "fold left running"
     [ -z "$(ls "$out"/c/*.fifo 2>/dev/null)" ] || fail "FIFO left: $(ls "$out"/c/*.fifo)"
 }
+
+@test "anatomy-cpu: SIGTERM during the perf probe: exit 130 at once, no probe left" {
+    # the probe's steps ran in the foreground: a stop waited up to their 30 s timeout
+    need_root
+    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
+    cd "$C1M_ROOT"
+    fake=$BATS_TEST_TMPDIR/perf out=$BATS_TEST_TMPDIR/probe
+    # the real perf, but its `perf script` of the probe's data takes 60 s first
+    printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 == /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
+        "$BATS_TEST_TMPDIR/probe.started" "$(command -v perf)" > "$fake"
+    chmod +x "$fake"
+    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 C1M_PERF="$fake" \
+        harness/anatomy-cpu > "$BATS_TEST_TMPDIR/probe.log" 2>&1 &
+    pid=$!
+    wait_for 60 test -e "$BATS_TEST_TMPDIR/probe.started" \
+        || { kill -TERM "$pid"; wait "$pid"; fail "the probe's perf script never ran: $(cat "$BATS_TEST_TMPDIR/probe.log")"; }
+    t0=$SECONDS
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/probe.log")"
+    [ $((SECONDS - t0)) -lt 10 ] || fail "the stop took $((SECONDS - t0)) s"
+    ! pgrep -f "$fake script -i /tmp/c1m-perf-probe" > /dev/null || fail "the probe's perf script left running"
+}

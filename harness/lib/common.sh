@@ -180,6 +180,19 @@ wait_child() {
     wait "$pid"     # reaped already (bash reaps as children end): its saved status
 }
 
+# waited CMD...: CMD run in the background and waited for with wait_child (a
+# stop signal handled within 0.2 s, not once CMD ends); its exit status. The
+# cleanup ends it, as it ends a nap's sleep. For a foreground step that may
+# take long: perf's probe (up to 30 s a command) held a SIGTERM that long.
+waited() {
+    local rc
+    "$@" &
+    _C1M_NAP=$!
+    wait_child "$_C1M_NAP"; rc=$?
+    _C1M_NAP=""
+    return "$rc"
+}
+
 # gp_quote TEXT: TEXT as a gnuplot single-quoted string ('' escapes a quote),
 # for gnuplot -e "name=$(gp_quote "$path")".
 gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }

@@ -91,7 +91,8 @@ _perf_probe() {
     tmp=$_PERF_PROBE_DIR
     # Debian's /usr/bin/perf may be a wrapper that looks for perf_<kernel
     # version> and fails on a kernel it has no perf for: its message says so.
-    timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"
+    # (each step waited: a stop signal is handled at once, lib/common.sh)
+    waited timeout 20 "$PERF_BIN" --version > "$tmp/v" 2> "$tmp/e"
     rc=$?
     if [ $rc != 0 ] || ! grep -q '^perf version' "$tmp/v"; then
         PERF_CAUSE="'$PERF_BIN --version' failed (exit $rc: $(_perf_first_error "$tmp/e"))"
@@ -99,14 +100,14 @@ _perf_probe() {
     fi
     PERF_VERSION=$(sed -n 's/^perf version //p' "$tmp/v" | head -n 1)
     # shellcheck disable=SC2046
-    timeout 30 "$PERF_BIN" record -q $(_perf_record_args) -o "$tmp/probe.data" -- sleep 0.01 \
+    waited timeout 30 "$PERF_BIN" record -q $(_perf_record_args) -o "$tmp/probe.data" -- sleep 0.01 \
         > /dev/null 2> "$tmp/e"
     rc=$?
     if [ $rc != 0 ]; then
         PERF_CAUSE="perf refused to sample (perf record exit $rc: $(_perf_first_error "$tmp/e"); uid $(id -u), kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo '?'))"
         _perf_probe_cleanup; return 1
     fi
-    if ! timeout 30 "$PERF_BIN" script -i "$tmp/probe.data" --no-inline -F comm,pid,tid,period,event,ip,sym,dso \
+    if ! waited timeout 30 "$PERF_BIN" script -i "$tmp/probe.data" --no-inline -F comm,pid,tid,period,event,ip,sym,dso \
             > /dev/null 2> "$tmp/e"; then
         PERF_CAUSE="perf script cannot read what perf record wrote ($(_perf_first_error "$tmp/e"))"
         _perf_probe_cleanup; return 1
