@@ -422,26 +422,37 @@ perf stopped, data written"
     [ -s "$BATS_TEST_TMPDIR/p.data" ]
 }
 
+# stop_in_slow_script probe|run OUT: harness/anatomy-cpu (c, 1000 connections,
+# into OUT) with a stand-in perf whose `perf script` of the probe's data, or of
+# a run's, first sleeps 60 s; SIGTERM to it once that script runs. Sets fake
+# (the stand-in), log, rc (the exit status) and took (seconds from the signal
+# to the exit).
+stop_in_slow_script() {
+    local match='==' started=$BATS_TEST_TMPDIR/script.started pid t0
+    [ "$1" = run ] && match='!='
+    out=$2 fake=$BATS_TEST_TMPDIR/perf log=$BATS_TEST_TMPDIR/$1.log
+    printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 %s /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
+        "$match" "$started" "$(command -v perf)" > "$fake"
+    chmod +x "$fake"
+    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 C1M_PERF="$fake" \
+        harness/anatomy-cpu > "$log" 2>&1 &
+    pid=$!
+    wait_for 120 test -e "$started" \
+        || { kill -TERM "$pid"; wait "$pid"; fail "the slow perf script ($1) never ran: $(cat "$log")"; }
+    t0=$SECONDS
+    kill -TERM "$pid"
+    rc=0; wait "$pid" || rc=$?
+    took=$((SECONDS - t0))
+}
+
 @test "anatomy-cpu: SIGTERM while perf script folds a phase: exit 130 at once, no perf script, fold or FIFO left" {
     # the foreground pipeline held the signal until perf script ended (SCRIPT_TIMEOUT)
     need_root
     command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
     cd "$C1M_ROOT"
-    fake=$BATS_TEST_TMPDIR/perf out=$BATS_TEST_TMPDIR/fold
-    # the real perf, but a `perf script` of a run's data (not the probe's) that takes 60 s first
-    printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 != /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
-        "$BATS_TEST_TMPDIR/script.started" "$(command -v perf)" > "$fake"
-    chmod +x "$fake"
-    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 C1M_PERF="$fake" \
-        harness/anatomy-cpu > "$BATS_TEST_TMPDIR/fold.log" 2>&1 &
-    pid=$!
-    wait_for 120 test -e "$BATS_TEST_TMPDIR/script.started" \
-        || { kill -TERM "$pid"; wait "$pid"; fail "perf script never ran: $(cat "$BATS_TEST_TMPDIR/fold.log")"; }
-    t0=$SECONDS
-    kill -TERM "$pid"
-    rc=0; wait "$pid" || rc=$?
-    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/fold.log")"
-    [ $((SECONDS - t0)) -lt 20 ] || fail "the stop took $((SECONDS - t0)) s"
+    stop_in_slow_script run "$BATS_TEST_TMPDIR/fold"
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$log")"
+    [ "$took" -lt 20 ] || fail "the stop took $took s"
     ! pgrep -f "$fake script" > /dev/null || fail "perf script left running"
     ! pgrep -f "perf_layers.py fold --ours-syms $out/" > /dev/null || fail "fold left running"
     [ -z "$(ls "$out"/c/*.fifo 2>/dev/null)" ] || fail "FIFO left: $(ls "$out"/c/*.fifo)"
@@ -452,20 +463,8 @@ perf stopped, data written"
     need_root
     command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
     cd "$C1M_ROOT"
-    fake=$BATS_TEST_TMPDIR/perf out=$BATS_TEST_TMPDIR/probe
-    # the real perf, but its `perf script` of the probe's data takes 60 s first
-    printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 == /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
-        "$BATS_TEST_TMPDIR/probe.started" "$(command -v perf)" > "$fake"
-    chmod +x "$fake"
-    env "${COMMON[@]}" OUT="$out" PYTHON="$PYTHON" BUILD="$C1M_BUILD" CONTENDERS=c N=1000 C1M_PERF="$fake" \
-        harness/anatomy-cpu > "$BATS_TEST_TMPDIR/probe.log" 2>&1 &
-    pid=$!
-    wait_for 60 test -e "$BATS_TEST_TMPDIR/probe.started" \
-        || { kill -TERM "$pid"; wait "$pid"; fail "the probe's perf script never ran: $(cat "$BATS_TEST_TMPDIR/probe.log")"; }
-    t0=$SECONDS
-    kill -TERM "$pid"
-    rc=0; wait "$pid" || rc=$?
-    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$BATS_TEST_TMPDIR/probe.log")"
-    [ $((SECONDS - t0)) -lt 10 ] || fail "the stop took $((SECONDS - t0)) s"
+    stop_in_slow_script probe "$BATS_TEST_TMPDIR/probe"
+    [ "$rc" = 130 ] || fail "exit $rc: $(cat "$log")"
+    [ "$took" -lt 10 ] || fail "the stop took $took s"
     ! pgrep -f "$fake script -i /tmp/c1m-perf-probe" > /dev/null || fail "the probe's perf script left running"
 }

@@ -30,7 +30,9 @@ import json
 import os
 import sys
 
+import c1m_root  # noqa: F401  (py_server.cli_rules)
 import runstore
+from py_server.cli_rules import ascii_digits
 
 PHASES = ("ramp", "hold")
 USABLE = ("ok", "disturbed", "suspect")
@@ -41,7 +43,7 @@ def by_pid(text):
     out = {}
     for w in str(text or "").replace(",", " ").split():
         p, _, v = w.partition(":")
-        if p.isascii() and p.isdigit() and v.isascii() and v.isdigit():    # ("²" is a digit int() refuses)
+        if ascii_digits(p) and ascii_digits(v):    # ("²" is a digit int() refuses)
             out[p] = int(v)
     return out
 

@@ -269,7 +269,7 @@ def sysctl_of(basis, key):
 def buffer_max(basis, key):
     v = sysctl_of(basis, key)
     parts = v.split() if v else []
-    return int(parts[2]) if len(parts) == 3 and parts[2].isascii() and parts[2].isdigit() else None
+    return int(parts[2]) if len(parts) == 3 and cli_rules.ascii_digits(parts[2]) else None
 
 
 def bound_backlog(basis, sockets):

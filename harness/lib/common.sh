@@ -44,7 +44,7 @@ _c1m_run_cleanup() {
     # cleanup starts (an ignored signal stays ignored across exec): a second
     # ^C to the group once killed the record.py writing the run's result.
     trap '' INT TERM HUP
-    [ -z "$_C1M_NAP" ] || kill "$_C1M_NAP" 2>/dev/null      # (see nap)
+    [ -z "$_C1M_WAITING" ] || kill "$_C1M_WAITING" 2>/dev/null      # (see nap, waited)
     while n=${#_C1M_DEFER_START[@]}; [ "$n" -gt 0 ]; do
         start=${_C1M_DEFER_START[n - 1]} len=${_C1M_DEFER_LEN[n - 1]}
         cmd=("${_C1M_DEFER_WORDS[@]:start:len}")
@@ -127,8 +127,10 @@ heartbeat_auto() {
 # up to S seconds holding the script's stdout and stderr (SIGINT to the group
 # does not end it: an `&` child ignores SIGINT), and a reader of them (a pipe,
 # `$(...)`, a test's `run`) waited for it after the script had exited 130.
-_C1M_NAP=""
-nap() { sleep "$1" & _C1M_NAP=$!; wait "$_C1M_NAP"; _C1M_NAP=""; }
+# _C1M_WAITING: the background step nap or waited is waiting for (one at a
+# time: the shell waits for it), which the cleanup ends.
+_C1M_WAITING=""
+nap() { sleep "$1" & _C1M_WAITING=$!; wait "$_C1M_WAITING"; _C1M_WAITING=""; }
 
 # timed_read SECONDS FD [VAR]: the builtin read of a line from FD, for at
 # most SECONDS, safe for the stop traps. Bash (5.2) times `read -t` with
@@ -182,14 +184,14 @@ wait_child() {
 
 # waited CMD...: CMD run in the background and waited for with wait_child (a
 # stop signal handled within 0.2 s, not once CMD ends); its exit status. The
-# cleanup ends it, as it ends a nap's sleep. For a foreground step that may
+# cleanup ends it (_C1M_WAITING), as a nap's sleep. For a foreground step that may
 # take long: perf's probe (up to 30 s a command) held a SIGTERM that long.
 waited() {
     local rc
     "$@" &
-    _C1M_NAP=$!
-    wait_child "$_C1M_NAP"; rc=$?
-    _C1M_NAP=""
+    _C1M_WAITING=$!
+    wait_child "$_C1M_WAITING"; rc=$?
+    _C1M_WAITING=""
     return "$rc"
 }
 

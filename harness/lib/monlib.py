@@ -14,6 +14,13 @@ import subprocess
 import sys
 import time
 
+import c1m_root  # noqa: F401  (py_server.cli_rules)
+from py_server.cli_rules import ascii_digits
+
+# c1m-stat --wait's largest N (c_server/server/stat_main.c): past it, it
+# refuses at once, and a watch polling it would poll without pause
+WAIT_MAX = 1 << 40
+
 
 def stat_get(c1m_stat, stats, key):
     """A counter of the server's counters file (c1m-stat --get), or None."""
@@ -36,7 +43,7 @@ def stat_total(c1m_stat, stats):
         return {}
     if r.returncode != 0:
         return {}
-    return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if v.isascii() and v.isdigit()}
+    return {k: int(v) for k, _, v in (w.partition("=") for w in r.stdout.split()) if ascii_digits(v)}
 
 
 def stop_flag():
@@ -189,10 +196,19 @@ def finite(text):
     return v
 
 
+def conns(text):
+    """An argparse type: a connection count c1m-stat --wait can wait for,
+    1..WAIT_MAX."""
+    v = positive(int)(text)
+    if v > WAIT_MAX:
+        raise argparse.ArgumentTypeError("at most 2^40 (c1m-stat --wait's bound), not %s" % text)
+    return v
+
+
 def count():
     """An argparse type: a whole number >= 0."""
     def conv(text):
-        if not (text.isascii() and text.isdigit()) or len(text) > 12:
+        if not ascii_digits(text) or len(text) > 12:
             raise argparse.ArgumentTypeError("expects a whole number >= 0, not %r" % text)
         return int(text)
     return conv

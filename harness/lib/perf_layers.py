@@ -39,7 +39,9 @@ import os
 import re
 import sys
 
+import c1m_root  # noqa: F401  (py_server.cli_rules)
 import runstore
+from py_server.cli_rules import ascii_digits
 
 # ---------------------------------------------------------------------------
 # The layers, in the order the table and the stacked bar show them (bottom up).
@@ -449,7 +451,7 @@ def parse_by_pid(text):
     out = {}
     for item in str(text or "").split(","):
         pid, _, ns = item.strip().partition(":")
-        if pid.isascii() and pid.isdigit() and ns.isascii() and ns.lstrip("-").isdigit():
+        if ascii_digits(pid) and ascii_digits(ns.lstrip("-")):
             out[pid] = int(ns)
     return out
 

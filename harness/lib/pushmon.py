@@ -92,7 +92,7 @@ def verdict(reached, t_sig_us, wait):
 
 def read_go(words):
     """(t_sig_us, pushed0 or None) from the --go file's words, or None."""
-    if not 1 <= len(words) <= 2 or not all(w.isascii() and w.isdigit() and len(w) < 19 for w in words):
+    if not 1 <= len(words) <= 2 or not all(monlib.ascii_digits(w) and len(w) < 19 for w in words):
         return None
     return (int(words[0]), int(words[1]) if len(words) == 2 else None) if int(words[0]) > 0 else None
 

@@ -41,7 +41,7 @@ import sys
 
 import judge
 import runstore
-from monlib import number
+from monlib import ascii_digits, number
 from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
 
 def usage(msg=None):
@@ -251,7 +251,7 @@ def cmd_write(args):
                       f"taken as missing: {', '.join(bad)}", file=sys.stderr)
     # the CPUs of the machine the server ran on (a remote run's server host: its obs)
     cpus = str(obs.get("stat_cpus", ""))
-    ncpu = (int(cpus) if cpus.isascii() and cpus.isdigit() else 0) or os.cpu_count() or 1   # (int() refuses "²")
+    ncpu = (int(cpus) if ascii_digits(cpus) else 0) or os.cpu_count() or 1   # (int() refuses "²")
     rec = judge.judge_or_fail(rec, obs, ncpu)
     if rec.get("status") == "harness-error" and "judge-failed" in str(rec.get("flags")):
         print(f"record.py: {rec['note']}", file=sys.stderr)
