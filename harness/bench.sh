@@ -622,11 +622,8 @@ run_case() {
         [ -n "${CPUS_CLIENT:-}" ] && args+=(--client-cpus "$CPUS_CLIENT")
     fi
     [ -n "$SERVER_WORKER_CONNS" ] && args+=(--server-worker-conns "$SERVER_WORKER_CONNS")
-    if [ -n "$CLIENT_WORKER_CONNS" ]; then
-        # never above what this shell's fd limit allows the client (its own check exits 2)
-        local cap=$(( $(ulimit -n) - 64 ))
-        args+=(--client-worker-conns "$(( CLIENT_WORKER_CONNS < cap ? CLIENT_WORKER_CONNS : cap ))")
-    fi
+    # held within the client's fd limit by the registry (contenders.py client_worker_cap)
+    [ -n "$CLIENT_WORKER_CONNS" ] && args+=(--client-worker-conns "$CLIENT_WORKER_CONNS")
     # In the background and waited for: a signal to this script is then handled
     # at once (bash runs traps only between foreground commands). run_one.sh
     # writes its messages and live progress to run_one.log itself (--log) and

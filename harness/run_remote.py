@@ -54,7 +54,6 @@ import hosts as hostsfile  # noqa: E402
 import rampmon  # noqa: E402
 import remote  # noqa: E402
 from progress import Progress  # noqa: E402
-from py_server import cli_rules  # noqa: E402
 
 RECORD = os.path.join(HERE, "lib", "record.py")
 
@@ -255,15 +254,11 @@ class Run:
             if h.get("src_first"):
                 last = str(ipaddress.IPv4Address(h["src_first"]) + h["src_count"] - 1)
                 src = "%s-%s" % (h["src_first"], last)
-            cap = a.client_worker_conns
-            if cap:
-                # within that host's own fd limit (the client refuses more: exit 2)
-                nofile = self.meta["hosts"][h["name"]].get("nofile", "")
-                if nofile.isdigit() and int(nofile) > cli_rules.FD_RESERVE:
-                    cap = min(cap, int(nofile) - cli_rules.FD_RESERVE)
+            # --worker-conns within that host's own fd limit
             c = contenders.client_cmd(d + "/bin", n, self.srv["addr"], a.ports, "%g" % a.heartbeat,
-                                      a.min_available, cj, worker_conns=cap, src=src,
-                                      rate=max(1, round(a.rate * n / a.n)) if a.rate else 0)
+                                      a.min_available, cj, worker_conns=a.client_worker_conns, src=src,
+                                      rate=max(1, round(a.rate * n / a.n)) if a.rate else 0,
+                                      nofile=self.meta["hosts"][h["name"]].get("nofile", ""))
             p = remote.Proc(h, d, c, self.file(h, "client.log"), barrier=True,
                             cpus=h.get("cpus"))
             self.procs.append(p)

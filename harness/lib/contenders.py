@@ -26,7 +26,15 @@ gevent or uvloop not importable) and its runs are recorded `unavailable`.
 Exit 2 on a bad command line, an unknown contender or capability (stderr
 says which).
 """
+import os
 import sys
+
+# run by lib/contenders.sh as `python3 -I`, which leaves this directory off sys.path
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:
+    sys.path.append(_HERE)
+import c1m_root  # noqa: E402,F401  (py_server.cli_rules)
+from py_server import cli_rules  # noqa: E402
 
 # The capabilities, features a scenario may need (scenario_needs,
 # lib/scenarios/):
@@ -108,24 +116,41 @@ def server_cmd(name, build, python, port, conns, stats, host="0.0.0.0", worker_c
 
 
 def client_cmd(build, conns, host, port, heartbeat, min_available, json_path,
-               worker_conns=None, rate=0, src=None, extra=()):
+               worker_conns=None, rate=0, src=None, extra=(), nofile=None):
     """The argv of the load client a run starts beside its server (run_one.sh,
     anatomy-cpu; run_remote.py once per client host, its share): CONNS
     connections to HOST:PORT (a port or a range) held until SIGTERM, a ping
     every HEARTBEAT s, MIN_AVAILABLE MiB the floor of usable memory, the
     summary to JSON_PATH, no progress lines; --worker-conns, --rate
     (connections a second, 0: unlimited) and --src (a source address range)
-    when set; a scenario's EXTRA flags last."""
+    when set; a scenario's EXTRA flags last. --worker-conns is held within
+    what the client's fd limit leaves a worker (client_worker_cap)."""
     args = [build.rstrip("/") + "/c1m-client", "--connections", str(conns), "--host", host,
             "--port", str(port), "--hold", "inf", "--heartbeat", str(heartbeat),
             "--min-available", str(min_available), "--json", json_path, "--quiet"]
     if worker_conns:
-        args += ["--worker-conns", str(worker_conns)]
+        args += ["--worker-conns", str(client_worker_cap(int(worker_conns), nofile))]
     if rate and str(rate) != "0":
         args += ["--rate", str(rate)]
     if src:
         args += ["--src", src]
     return args + list(extra)
+
+
+def client_worker_cap(worker_conns, nofile=None):
+    """WORKER_CONNS, or less: what the fd limit NOFILE (the client host's
+    soft RLIMIT_NOFILE, a number or its text; this process's own when None,
+    which a local run's client inherits) leaves a worker besides its
+    reserve (cli_rules.FD_RESERVE). The client refuses more (exit 2); a
+    limit it cannot read or no larger than the reserve caps nothing."""
+    if nofile is None:
+        import resource
+        nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    elif not isinstance(nofile, int):
+        nofile = int(nofile) if cli_rules.ascii_digits(str(nofile)) else 0
+    if nofile > cli_rules.FD_RESERVE:
+        return min(worker_conns, nofile - cli_rules.FD_RESERVE)
+    return worker_conns
 
 
 def is_python(name):
@@ -192,6 +217,8 @@ def main(argv):
                                   "--worker-conns": "", "--rate": "0", "--src": ""})
         if None in o.values():
             _usage("client-cmd: expects --build --conns --host --port --heartbeat --min-available --json")
+        if o["--worker-conns"] and not cli_rules.ascii_digits(o["--worker-conns"]):
+            _refuse("client-cmd: --worker-conns expects a count: %r" % o["--worker-conns"])
         words = client_cmd(o["--build"], o["--conns"], o["--host"], o["--port"], o["--heartbeat"],
                            o["--min-available"], o["--json"], o["--worker-conns"], o["--rate"],
                            o["--src"], rest)

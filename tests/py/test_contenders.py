@@ -136,6 +136,33 @@ class TestCommandLine(unittest.TestCase):
         self.assertEqual((p.returncode, p.stdout), (2, b""))
         self.assertIn(b"client-cmd: expects", p.stderr)
 
+    def test_client_worker_cap(self):
+        # what the fd limit leaves a worker besides cli_rules.FD_RESERVE: a
+        # run's client would refuse more (exit 2); a limit unread caps nothing
+        cap = contenders.client_worker_cap
+        self.assertEqual(cap(50000, 20000), 20000 - 64)
+        self.assertEqual(cap(500, 20000), 500)
+        self.assertEqual(cap(50000, "1000"), 936)
+        for unread in ("", "unlimited", "1\u0663", 64, 10, -1):
+            self.assertEqual(cap(50000, unread), 50000, unread)
+        base = contenders.client_cmd("/b", 10, "h", 1, 1, 1, "/j")
+        self.assertEqual(contenders.client_cmd("/b", 10, "h", 1, 1, 1, "/j", 30000, nofile="20000"),
+                         base + ["--worker-conns", "19936"])
+
+    def test_client_cmd_caps_to_its_own_fd_limit(self):
+        # a local run's client inherits the fd limit of the command that builds it
+        p = subprocess.run(["bash", "-c", 'ulimit -n 1000 && exec "$@"', "-", sys.executable, "-I", "-S",
+                            os.path.join(ROOT, "harness", "lib", "contenders.py"), "client-cmd",
+                            "--build", "/b", "--conns", "10", "--host", "h", "--port", "1", "--heartbeat", "1",
+                            "--min-available", "1", "--json", "/j", "--worker-conns", "5000"],
+                           capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.decode().split("\0")[-3:-1], ["--worker-conns", "936"])
+        p = cli("client-cmd", "--build", "/b", "--conns", "10", "--host", "h", "--port", "1", "--heartbeat", "1",
+                "--min-available", "1", "--json", "/j", "--worker-conns", "5k")
+        self.assertEqual((p.returncode, p.stdout), (2, b""))
+        self.assertIn(b"--worker-conns expects a count", p.stderr)
+
     def test_supports_exit_status(self):
         for name, cap in (("c", "push"), ("c", "py-gc"), ("floor", "reads"), ("threads", "reads")):
             self.assertEqual(cli("supports", name, cap).returncode,
