@@ -10,6 +10,8 @@ while peers stall, says when the phase ends, and sums it up.
                        [--interval S] [--page BYTES]
     stallmon.py summary FILE
     stallmon.py steady-s [--steady S] [--push-bytes B] [--push-every S] [--page BYTES]
+    stallmon.py cut-times RAMP_CSV --slow0 N --at-us US
+    stallmon.py ss-sum --stalled N          (`ss -tmnH` lines on stdin)
 
 sample --once: appends one "before" sample to FILE (JSON lines) and exits.
 sample: appends a header line (the phase's parameters) then, every --interval
@@ -26,21 +28,29 @@ is gone, it exits without one (the run was interrupted).
 summary: prints one JSON object: "record" (the stall_* keys of the run's
 record, harness/README.md "Scenario stall") and the facts the scenario's
 status and note lines test (end, t_end, guard_why, the before/peak/low
-figures).
+figures) and, when the phase ended in oom-guard, the run's note on it
+(guard_note).
 
 steady-s: prints the seconds without change that end the phase (steady_s).
+cut-times: prints {"record": ...} with the first and the last slow close
+after the stall (stall_cut_first_s, stall_cut_last_s; from the run's
+ramp.csv, cut_times). ss-sum: prints {"record": ...} with the server's
+sockets, their Send-Q and their write memory per stalled peer (ss_sum).
 
 Exit: 0 done, 1 FILE unreadable, 2 usage. Standard library only.
 """
+import csv
 import json
 import math
 import os
+import re
 import sys
 import time
 
 import c1m_root  # noqa: F401
 import monlib
 from monlib import append, live, load, number, stat_get
+from runstore import open_regular
 from py_server import cli_rules
 
 # The server's RssAnon may move this much (KiB) beyond the TCP tolerance and
@@ -310,7 +320,85 @@ def summarize(rows):
     slow0, slow = num(p, "slow0"), num(last, "slow")
     if slow0 is not None and slow is not None:
         rec["stall_cut"] = slow - slow0
+    if out["end"] == "oom-guard":
+        out["guard_note"] = guard_note(out)
     return out
+
+
+def _tdiv(a, b):
+    # integer division toward zero, as the note's figures were in bash
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+def guard_note(out):
+    """The run's note on a phase the memory guard stopped (the summary OUT):
+    how long, how many stalled, why, and what the server, the TCP buffers and
+    the machine's available memory took, in MiB and per stalled peer ("?"
+    where a figure is unknown)."""
+    rec, page = out["record"], out["page"]
+    per = {k: rec.get("stall_%s_bytes_per_stalled" % k, "?") for k in ("user", "tcp_mem", "avail_drop")}
+    return (f"stopped after {rec['stall_phase_s']}s with {out['n']} stalled at {out['guard_why'] or ''}; "
+            f"the server's RssAnon grew {_tdiv(out['rss_peak'] - (out['rss0'] or 0), 1024)} MiB "
+            f"({per['user']} B per stalled connection), "
+            f"TCP buffers {_tdiv((out['mem_peak'] - (out['mem0'] or 0)) * page, 1048576)} MiB ({per['tcp_mem']} B), "
+            f"MemAvailable down {_tdiv((out['avail0'] or 0) - (out['avail_low'] or 0), 1024)} MiB "
+            f"({per['avail_drop']} B)")
+
+
+def cut_times(rows, slow0, at_us):
+    """The first and the last slow close after the stall, seconds from it
+    (at_us, the client's stall time in us, unix), from ramp.csv's rows (dicts:
+    unix_ms, slow, ...; 10 Hz): the first row at or after the stall whose
+    `slow` is above SLOW0, and the row where `slow` reached its top. {} when
+    none; a row whose fields are no figures is passed over."""
+    def fig(text):
+        try:
+            return number(float(text))
+        except (TypeError, ValueError):
+            return None
+    t0 = at_us // 1000
+    first = last = None
+    top = 0
+    for r in rows:
+        t, slow = fig(r.get("unix_ms")), fig(r.get("slow"))
+        if t is None or slow is None or t < t0 or not slow > slow0:
+            continue
+        if first is None:
+            first = t
+        if slow > top:
+            top, last = slow, t
+    if first is None:
+        return {}
+    return {"stall_cut_first_s": "%.3f" % ((first - t0) / 1000),
+            "stall_cut_last_s": "%.3f" % ((last - t0) / 1000) if last is not None else ""}
+
+
+SKMEM_W = re.compile(r"[(,]w([0-9]+)")
+
+
+def ss_sum(lines, stalled):
+    """The server's sockets from `ss -tmnH` LINES: how many, and their Send-Q
+    and skmem w (write memory queued) summed, per stalled peer when STALLED >
+    0 (stall_ss_sockets, stall_sendq_/stall_wmem_bytes_per_stalled). A
+    socket's line has Recv-Q and Send-Q as its first two words, or after its
+    state; skmem may stand on the next line."""
+    n = q = w = 0
+    for line in lines:
+        f = line.split()
+        for word in f:
+            if word.startswith("skmem:("):
+                m = SKMEM_W.search(word)
+                if m:
+                    w += int(m.group(1))
+        if len(f) >= 2 and cli_rules.ascii_digits(f[0]) and cli_rules.ascii_digits(f[1]):
+            n, q = n + 1, q + int(f[1])
+        elif len(f) >= 3 and cli_rules.ascii_digits(f[1]) and cli_rules.ascii_digits(f[2]):
+            n, q = n + 1, q + int(f[2])
+    rec = {"stall_ss_sockets": n}
+    if stalled > 0:
+        rec.update(stall_sendq_bytes_per_stalled=q // stalled, stall_wmem_bytes_per_stalled=w // stalled)
+    return rec
 
 
 def usage(msg=None):
@@ -339,6 +427,25 @@ def main(argv):
         print(json.dumps(summarize(rows)))
         return 0
     ap = monlib.parser("stallmon.py", __doc__, cmd)
+    if cmd == "cut-times":
+        ap.add_argument("ramp")
+        ap.add_argument("--slow0", type=monlib.finite, required=True)
+        ap.add_argument("--at-us", type=monlib.positive(int), required=True)
+        a = ap.parse_args(rest)
+        try:
+            with open_regular(a.ramp, newline="") as f:
+                rec = cut_times(csv.DictReader(f), a.slow0, a.at_us)
+        except (OSError, UnicodeDecodeError, csv.Error) as e:
+            print(f"stallmon.py: {a.ramp}: {e}", file=sys.stderr)
+            return 1
+        print(json.dumps({"record": rec}))
+        return 0
+    if cmd == "ss-sum":
+        ap.add_argument("--stalled", type=monlib.count(), required=True)
+        a = ap.parse_args(rest)
+        lines = (b.decode("utf-8", "replace") for b in sys.stdin.buffer)
+        print(json.dumps({"record": ss_sum(lines, a.stalled)}))
+        return 0
     knobs(ap)
     if cmd == "steady-s":
         a = ap.parse_args(rest)

@@ -111,6 +111,88 @@ class Guard(unittest.TestCase):
         self.assertIsNone(sm.guard(None, 4000, 1024, 1))   # unreadable: no verdict
 
 
+class AfterThePhase(unittest.TestCase):
+    """What the scenario records after the phase: the guard's note, the cut
+    times from ramp.csv and the ss sums (scenarios/stall.sh computed them in
+    bash and awk; the expected texts are theirs)."""
+
+    def test_guard_note(self):
+        rows = recorded("stall-c-filling-wait.jsonl")
+        rows[-1] = dict(rows[-1], end="oom-guard", why="usable memory 900 MiB")
+        s = sm.summarize(rows)
+        r = s["record"]
+        # bash: $(( (rss_peak - rss0) / 1024 )), $(( (mem_peak - mem0) * page / 1048576 )) ...
+        self.assertEqual(s["guard_note"],
+                         "stopped after %ss with 201 stalled at usable memory 900 MiB; the server's "
+                         "RssAnon grew 0 MiB (0 B per stalled connection), TCP buffers %d MiB (%d B), "
+                         "MemAvailable down %d MiB (%d B)"
+                         % (r["stall_phase_s"], (s["mem_peak"] - 876) * 4096 // 1048576,
+                            r["stall_tcp_mem_bytes_per_stalled"], (23826468 - s["avail_low"]) // 1024,
+                            r["stall_avail_drop_bytes_per_stalled"]))
+        self.assertNotIn("guard_note", sm.summarize(recorded("stall-c-filling-wait.jsonl")))
+        # unknown figures: 0 MiB and "?" bytes, as the bash defaults were
+        rows = [dict(r, avail_kib="x") if r.get("tag") != "phase" else r for r in rows]
+        note = sm.summarize(rows)["guard_note"]
+        self.assertIn("MemAvailable down 0 MiB (? B)", note)
+        # a shrinking figure truncates toward zero, as bash's division did
+        self.assertEqual(sm._tdiv(-1500, 1024), -1)
+        self.assertEqual(sm._tdiv(1500, 1024), 1)
+
+    def test_cut_times(self):
+        rows = [{"unix_ms": str(1000000 + 100 * i), "slow": str(v)}
+                for i, v in enumerate([0, 0, 3, 3, 9, 12, 12, 11, 12])]
+        # the stall at 1,000,150.5 ms: first slow close above 2 at 1,000,200 ms,
+        # the top (12) first reached at 1,000,500 ms
+        self.assertEqual(sm.cut_times(rows, 2, 1000150500),
+                         {"stall_cut_first_s": "0.050", "stall_cut_last_s": "0.350"})
+        self.assertEqual(sm.cut_times(rows, 12, 1000150500), {})         # nothing above slow0
+        self.assertEqual(sm.cut_times(rows, 0, 2000000000), {})         # nothing after the stall
+        damaged = [{"unix_ms": "x", "slow": "50"}, {"unix_ms": "1000300", "slow": "nan"}] + rows
+        self.assertEqual(sm.cut_times(damaged, 2, 1000150500), sm.cut_times(rows, 2, 1000150500))
+
+    def test_ss_sum(self):
+        lines = ["ESTAB 0      4096   127.0.0.1:9000 127.0.0.1:40000",
+                 "\t skmem:(r0,rb131072,t0,tb87040,f0,w8192,o0,bl0,d0)",
+                 "FIN-WAIT-1 0 1000 127.0.0.1:9000 127.0.0.1:40001",
+                 "\t skmem:(r0,rb131072,t0,tb87040,f0,w2048,o0,bl0,d0)",
+                 "0 500 127.0.0.1:9000 127.0.0.1:40002",        # a single-state listing: no state
+                 "\u0661 5 127.0.0.1:9000 127.0.0.1:40003", ""]
+        self.assertEqual(sm.ss_sum(lines, 2), {"stall_ss_sockets": 3, "stall_sendq_bytes_per_stalled": 2798,
+                                               "stall_wmem_bytes_per_stalled": 5120})
+        self.assertEqual(sm.ss_sum(lines, 0), {"stall_ss_sockets": 3})
+        self.assertEqual(sm.ss_sum([], 5), {"stall_ss_sockets": 0, "stall_sendq_bytes_per_stalled": 0,
+                                            "stall_wmem_bytes_per_stalled": 0})
+
+    def test_commands(self):
+        import subprocess
+        import sys
+        import tempfile
+        prog = os.path.join(os.path.dirname(sm.__file__), "stallmon.py")
+
+        def run(*args, stdin=b""):
+            return subprocess.run([sys.executable, prog, *args], input=stdin, capture_output=True)
+        with tempfile.TemporaryDirectory() as d:
+            ramp = os.path.join(d, "ramp.csv")
+            with open(ramp, "w") as f:
+                f.write("unix_ms,open,accepted,closed,slow\n1000200,9,9,0,3\n1000500,9,9,0,12\n")
+            p = run("cut-times", ramp, "--slow0", "2", "--at-us", "1000150500")
+            self.assertEqual((p.returncode, json.loads(p.stdout)),
+                             (0, {"record": {"stall_cut_first_s": "0.050", "stall_cut_last_s": "0.350"}}))
+            for bad in (["--slow0", "nan", "--at-us", "1"], ["--slow0", "1", "--at-us", "0"], ["--slow0", "1"]):
+                p = run("cut-times", ramp, *bad)
+                self.assertEqual((p.returncode, p.stdout), (2, b""), bad)
+            p = run("cut-times", d, "--slow0", "1", "--at-us", "1")
+            self.assertEqual((p.returncode, p.stdout), (1, b""))
+            self.assertIn(b"Is a directory", p.stderr)
+            os.mkfifo(os.path.join(d, "fifo"))
+            p = run("cut-times", os.path.join(d, "fifo"), "--slow0", "1", "--at-us", "1")
+            self.assertEqual(p.returncode, 1)
+        p = run("ss-sum", "--stalled", "2", stdin=b"ESTAB 0 10 a b\n\xff\xfe 1 2\n")
+        self.assertEqual((p.returncode, json.loads(p.stdout)["record"]["stall_ss_sockets"]), (0, 2))
+        for bad in ("-1", "x", "1.5"):
+            self.assertEqual(run("ss-sum", "--stalled", bad).returncode, 2, bad)
+
+
 class Recorded(unittest.TestCase):
     def test_c_cuts_every_stalled_peer(self):
         rows = recorded("stall-c-cut.jsonl")

@@ -141,8 +141,8 @@ stall_mon_pid=""
 stall_mon_stop() { [ -z "$stall_mon_pid" ] || stop_pid "$stall_mon_pid" 5; stall_mon_pid=""; }
 
 scenario_run() {
-    local frac log=$out/client.log line n at_us wait=${STALL_WAIT:-300} steady t0 t_end end guard_why oom
-    local mem0 mem_peak rss0 rss_peak avail0 avail_low usable slow0 page i f=()
+    local frac log=$out/client.log line n at_us wait=${STALL_WAIT:-300} steady t0 t_end end guard_note oom
+    local usable slow0 i f=()
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
     R[stall_sndbuf]=$(stall_buf_of "$variant")
@@ -189,20 +189,21 @@ scenario_run() {
     # a failed summary: no end, no cut times, no ss (it may have ended in oom-guard)
     scenario_summary stallmon.py "$out/stall.json" "$out/stall.jsonl" || return 0
     mapfile -t f < <("$PYTHON" "$C1M_ROOT/harness/lib/record.py" get "$out/stall.json" \
-        end t_end guard_why mem0 mem_peak rss0 rss_peak avail0 avail_low usable page slow0)
-    end=${f[0]:-wait} t_end=${f[1]:-$(now_s)} guard_why=${f[2]:-} mem0=${f[3]:-} mem_peak=${f[4]:-0}
-    rss0=${f[5]:-} rss_peak=${f[6]:-0} avail0=${f[7]:-} avail_low=${f[8]:-} usable=${f[9]:-} page=${f[10]:-4096}
-    slow0=${f[11]:-}
+        end t_end guard_note usable slow0)
+    end=${f[0]:-wait} t_end=${f[1]:-$(now_s)} guard_note=${f[2]:-} usable=${f[3]:-} slow0=${f[4]:-}
     stall_t_end=$t_end
     R[stall_at_us]=$at_us
-    stall_cut_times "$slow0" "$at_us"
+    # the first and the last slow close after the stall, from ramp.csv
+    [ -n "$slow0" ] && [ -n "$at_us" ] && [ -s "$out/ramp.csv" ] \
+        && scenario_record <("$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" cut-times "$out/ramp.csv" \
+                                 --slow0 "$slow0" --at-us "$at_us")
     # ss over 1M sockets takes ~2 min, while the stalled peers go on taking
     # memory: not when the machine is about to run out
     [ "$end" = oom-guard ] || stall_ss "$n"
     case $end in
         oom-guard)
             obs scenario_status oom-guard   # lib/judge.py
-            R[note]="${R[note]:+${R[note]}; }stall: stopped after ${R[stall_phase_s]}s with $n stalled at ${guard_why}; the server's RssAnon grew $(( (rss_peak - ${rss0:-0}) / 1024 )) MiB (${R[stall_user_bytes_per_stalled]:-?} B per stalled connection), TCP buffers $(( (mem_peak - ${mem0:-0}) * page / 1048576 )) MiB (${R[stall_tcp_mem_bytes_per_stalled]:-?} B), MemAvailable down $(( (${avail0:-0} - ${avail_low:-0}) / 1024 )) MiB (${R[stall_avail_drop_bytes_per_stalled]:-?} B)"
+            R[note]="${R[note]:+${R[note]}; }stall: $guard_note"
             log "$contender: ${R[note]}" ;;
         server-died)
             oom=$(oom_killed - "$server_up_s" "$spid" $workers)
@@ -212,43 +213,15 @@ scenario_run() {
     return 0
 }
 
-# stall_cut_times SLOW0 STALL_US: the first and the last slow close after the
-# stall, from ramp.csv (unix_ms,open,accepted,closed,slow,...; 10 Hz).
-stall_cut_times() {
-    [ -n "$1" ] && [ -n "$2" ] && [ -s "$out/ramp.csv" ] || return 0
-    local first last
-    read -r first last < <(awk -F, -v s0="$1" -v t0="$(( $2 / 1000 ))" '
-        NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-        $(col["unix_ms"]) >= t0 && $(col["slow"]) > s0 + 0 {
-            if (first == "") first = $(col["unix_ms"])
-            if ($(col["slow"]) + 0 > top) { top = $(col["slow"]) + 0; last = $(col["unix_ms"]) }
-        }
-        END { if (first != "") printf "%.3f %.3f\n", (first - t0) / 1000, (last - t0) / 1000 }' "$out/ramp.csv")
-    R[stall_cut_first_s]=${first:-}
-    R[stall_cut_last_s]=${last:-}
-}
-
-# stall_ss N: Send-Q and skmem w summed over the server's sockets (sport =
-# the server's port; every state but listening), once, timed.
+# stall_ss N: the server's sockets (sport = the server's port; every state but
+# listening), their Send-Q and skmem w summed per stalled peer (lib/stallmon.py
+# ss-sum), once, timed.
 stall_ss() {
-    local t0 res sockets sendq wq
+    local t0
     t0=$(now_s)
-    res=$(ip netns exec "$ns" ss -tmnH state connected "$(ports_filter "$port")" 2>/dev/null | awk '
-        {
-            for (i = 1; i <= NF; i++)
-                if ($i ~ /^skmem:\(/ && match($i, /[(,]w[0-9]+/))
-                    w += substr($i, RSTART + 2, RLENGTH - 2)
-            if ($1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/) { n++; q += $2 }
-            else if ($2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/) { n++; q += $3 }
-        }
-        END { printf "%.0f %.0f %.0f\n", n, q, w }')   # %d saturates at 2^31 in mawk
+    scenario_record <(ip netns exec "$ns" ss -tmnH state connected "$(ports_filter "$port")" 2>/dev/null \
+                          | "$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" ss-sum --stalled "$1")
     R[stall_ss_s]=$(elapsed "$t0" "$(now_s)")
-    read -r sockets sendq wq <<<"$res"
-    R[stall_ss_sockets]=${sockets:-}
-    if [ "${1:-0}" -gt 0 ] && [ -n "$sendq" ]; then
-        R[stall_sendq_bytes_per_stalled]=$((sendq / $1))
-        R[stall_wmem_bytes_per_stalled]=$((wq / $1))
-    fi
 }
 
 # The push schedule from the hold to the phase's end (before ss, whose load
