@@ -534,6 +534,25 @@ PY
     done
 }
 
+@test "wait_line: the first matching line once it comes, 1 after its seconds, and a stop signal ends the wait at once (130)" {
+    # the push and stall scenarios wait so for the client's answer to their signal
+    log=$BATS_TEST_TMPDIR/client.log
+    : > "$log"
+    run timeout 20 bash -c 'source "$1/harness/lib/common.sh"
+        (sleep 0.3; echo "c1m-client: stalled 7 connections at 5 us" >> "$2"; echo "c1m-client: stalled 8 connections at 6 us" >> "$2") &
+        wait_line "$2" "^c1m-client: stalled [0-9]+ connections" 5; echo "rc=$? [$WAIT_LINE]"
+        t0=$SECONDS; wait_line "$2" "^never" 1; echo "rc=$? after $((SECONDS - t0)) s"' _ "$C1M_ROOT" "$log"
+    assert_success
+    assert_line "rc=0 [c1m-client: stalled 7 connections at 5 us]"
+    assert_line --regexp '^rc=1 after [12] s$'
+    for sig in INT TERM; do
+        run timeout 10 bash -c 'out=$(bash -c "source \"\$1/harness/lib/common.sh\"
+                (sleep 0.3; kill -$2 \$\$) & wait_line /dev/null ^x 20; echo not reached" _ "$1" "$2" 2>&1); echo "rc=$? $out after $SECONDS s"' _ "$C1M_ROOT" "$sig"
+        assert_success
+        assert_output --regexp "^rc=130 interrupted \(SIG$sig\): cleaning up after [01] s$"
+    done
+}
+
 @test "run_one.sh: every bad flag exits 2 naming it, before anything is created" {
     out=$BATS_TEST_TMPDIR/bad-run
     state=$BATS_TEST_TMPDIR/state      # where run_one.sh would note what it creates

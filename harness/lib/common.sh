@@ -195,6 +195,20 @@ waited() {
     return "$rc"
 }
 
+# wait_line FILE PATTERN SECONDS: 0 once FILE has a line matching PATTERN
+# (grep -E), the first such line in WAIT_LINE, looked for every 50 ms (a
+# client's answer to a signal in its log); 1 after SECONDS. A variable, not
+# stdout: in a command substitution a stop signal waits until it ends.
+WAIT_LINE=""
+wait_line() {
+    local i
+    for ((i = 0; i < $3 * 20; i++)); do
+        WAIT_LINE=$(grep -m1 -E -- "$2" "$1" 2>/dev/null) && return 0
+        nap 0.05
+    done
+    return 1
+}
+
 # gp_quote TEXT: TEXT as a gnuplot single-quoted string ('' escapes a quote),
 # for gnuplot -e "name=$(gp_quote "$path")".
 gp_quote() { printf "'%s'" "${1//\'/\'\'}"; }

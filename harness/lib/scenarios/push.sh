@@ -63,17 +63,6 @@ scenario_server_args() {
     echo
 }
 
-# push_wait_line FILE PATTERN SECONDS: 0 once FILE has a line matching
-# PATTERN (grep -E), polling every 50 ms; 1 after SECONDS.
-push_wait_line() {
-    local i n=$(($3 * 20))
-    for ((i = 0; i < n; i++)); do
-        grep -qE -- "$2" "$1" 2>/dev/null && return 0
-        sleep 0.05
-    done
-    return 1
-}
-
 # push_worker_pids: the server's worker pids, from its counters file.
 push_worker_pids() {
     "$BUILD/c1m-stat" "$stats" 2>/dev/null | sed -n 's/^worker=[0-9]* pid=\([0-9]*\).*/\1/p' | awk '$1 > 0'
@@ -139,7 +128,7 @@ push_broadcast() {
     on_exit push_mon_stop
     go_ready "$out/broadcast-go" "$push_mon_pid"
     kill -USR1 "$cpid" 2>/dev/null || { push_mon_stop; scenario_fail "the client is gone"; return; }
-    push_wait_line "$log" '^c1m-client: SIGUSR1: push window open from [0-9]+ us' 10 \
+    wait_line "$log" '^c1m-client: SIGUSR1: push window open from [0-9]+ us' 10 \
         || { push_mon_stop; scenario_fail "the client did not open its push window within 10 s"; return; }
     mapfile -t spids < <(push_worker_pids)
     [ ${#spids[@]} -gt 0 ] || { push_mon_stop; scenario_fail "no server worker pid in the counters file"; return; }

@@ -142,7 +142,7 @@ stall_mon_stop() { [ -z "$stall_mon_pid" ] || stop_pid "$stall_mon_pid" 5; stall
 
 scenario_run() {
     local frac log=$out/client.log line n at_us wait=${STALL_WAIT:-300} steady t0 t_end end guard_note oom
-    local usable slow0 i f=()
+    local usable slow0 f=()
     frac=$(stall_frac_of "$variant")
     R[stall_fraction]=$frac
     R[stall_sndbuf]=$(stall_buf_of "$variant")
@@ -161,11 +161,9 @@ scenario_run() {
         return 0
     fi
     kill -USR2 "$cpid" 2>/dev/null || { scenario_fail "the client is gone"; return 0; }
-    for ((i = 0; i < 600; i++)); do
-        line=$(grep -m1 -E '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' "$log" 2>/dev/null) && break
-        sleep 0.05
-    done
-    [ -n "$line" ] || { scenario_fail "the client did not report its stall within 30 s"; return 0; }
+    wait_line "$log" '^c1m-client: stalled [0-9]+ connections at [0-9]+ us' 30 \
+        || { scenario_fail "the client did not report its stall within 30 s"; return 0; }
+    line=$WAIT_LINE
     n=$(sed -n 's/.*stalled \([0-9]*\) connections.*/\1/p' <<<"$line")
     at_us=$(sed -n 's/.* at \([0-9]*\) us.*/\1/p' <<<"$line")
     R[stalled]=$n
