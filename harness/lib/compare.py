@@ -243,12 +243,17 @@ def cell_keys(rows):
     return {k for k, c in keyed_cells(rows).items() if c.runs}
 
 
-def pick_reference(b_rows, results_dir=None):
+def pick_reference(b_rows, results_dir=None, b_dir=None):
     """The committed results/reference* directory sharing the most cells with
-    B (ties: the shorter name, then the first by name); None when none shares one."""
+    B (ties: the shorter name, then the first by name), B_DIR itself left out
+    (a committed directory as B was compared with itself); None when none
+    shares one."""
     results_dir = results_dir or os.path.join(ROOT, "results")
     kb, best = cell_keys(b_rows), None
+    b_real = os.path.realpath(b_dir) if b_dir else None
     for d in sorted(glob.glob(os.path.join(results_dir, "reference*"))):
+        if os.path.realpath(d) == b_real:
+            continue
         try:
             rows = read_runs(d)
         except (OSError, ValueError):
@@ -303,7 +308,7 @@ def preamble(res):
     out = ["A: %s (%d runs)" % (res["a"], res["a_runs"]),
            "B: %s (%d runs)" % (res["b"], res["b_runs"])]
     diffs = res["machine_differences"]
-    out.append("machines differ in: %s" % ("nothing recorded" if not diffs else ""))
+    out.append("machines differ in:" + ("" if diffs else " nothing recorded"))
     out += ["  %s: A %s; B %s" % (k, va, vb) for k, va, vb in diffs]
     cal = res["calibration"]
     parts = []
@@ -441,13 +446,13 @@ def main(args):
             return 1
         rows.append(rs)
     if opts["reference"]:
-        a = pick_reference(rows[0])
+        a = pick_reference(rows[0], b_dir=dirs[0])
         if a is None:
             print("compare: no committed results/reference* directory shares a contender and tier "
                   "with %s: give A=" % dirs[0], file=sys.stderr)
             return 1
-        print("A: the committed reference sharing the most cells with B: %s"
-              % os.path.relpath(a), file=sys.stderr)
+        a = os.path.relpath(a)    # as B was given: under the repository, from make
+        print("A: the committed reference sharing the most cells with B: %s" % a, file=sys.stderr)
         dirs, rows = [a] + dirs, [read_runs(a)] + rows
     shared = cell_keys(rows[0]) & cell_keys(rows[1])
     if not shared:

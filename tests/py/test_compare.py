@@ -106,7 +106,7 @@ class TestCompareMachines(TmpDir):
         a, b = self.pair(FP, FP, cal_b=9.0)
         rc, out, _ = self.compare(a, b)
         self.assertEqual(rc, 0)
-        self.assertIn("machines differ in: \n  calibration/accept_cpu_us: A 6.00; B 9.00", out)
+        self.assertIn("machines differ in:\n  calibration/accept_cpu_us: A 6.00; B 9.00", out)
         self.assertIn("because the machines' fingerprints are the same, but the calibration's floor CPU per "
                       "accept moved by 1.50x (more than 15%)", out)
         self.assertTrue(self.line(out, "t_accept_s", "c").endswith("not significant"))
@@ -199,6 +199,10 @@ class TestCompareMachines(TmpDir):
                          os.path.join(res, "reference-y"))
         self.assertIsNone(compare.pick_reference(runstore.read_runs(
             self.make("z", {"gevent": [1.0]})), res))
+        # a committed directory as B is not its own A (it shared every cell with itself)
+        y = os.path.join(res, "reference-y")
+        self.assertEqual(compare.pick_reference(runstore.read_runs(y), res, y + "/"),
+                         os.path.join(res, "reference-x"))
         rc, out, err = self.compare("--reference", b)
         self.assertEqual(rc, 0, err)
         self.assertIn("A: the committed reference sharing the most cells with B", err)
