@@ -171,10 +171,10 @@ bench: bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh$(keep_status)
 # say why before installing or building anything
 bench-root:
-	@bash -c '. harness/lib/common.sh && require_root "make bench"'
+	@bash -c '. harness/lib/common.sh && require_root "make $(or $(filter bench demo anatomy-cpu,$(MAKECMDGOALS)),bench)"'
 bench-deps:
 	@harness/install-deps.sh bench
-# C against Python in about two minutes, one picture (harness/demo; harness/README.md "make demo"):
+# C against Python in about a minute, one picture (harness/demo; harness/README.md "make demo"):
 # [DEMO_TIER=10k] [DEMO_CONTENDERS=floor,c,...] [DEMO_ANATOMY=asyncio-streams] [OUT=results/demo-<UTC time>]
 .PHONY: demo
 demo: bench-root bench-deps build

@@ -113,7 +113,7 @@ need_demo() {
     [ "$(head -c 8 "$RUN_DIR/demo.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "demo.png is not a PNG"
     "$PYTHON" -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$RUN_DIR/demo.svg"
     grep -q "A DEMO" "$RUN_DIR/demo.svg"
-    grep -q "Measure them: sudo make bench" "$RUN_DIR/demo.svg"
+    grep -q "Measure them: make bench" "$RUN_DIR/demo.svg"
 }
 
 @test "demo at 2k: the summary names every contender with its figures, the anatomy and the command that measures properly" {
@@ -127,7 +127,7 @@ need_demo() {
         assert_line --regexp "^  $c†? +(ok|disturbed|suspect) +([0-9]+|-) +(-?[0-9]+|-) +([0-9.]+|-)$"
     done
     assert_line --regexp "^one asyncio-streams connection \(py_server.anatomy, 2000 connections\): [0-9]+ B of RssAnon"
-    assert_line "measure them properly: sudo make bench TIERS=300k,1m CONTENDERS=c,asyncio-streams REPEAT=3 INIT_PCT=100 TCP_MEM=auto"
+    assert_line "measure them properly: make bench TIERS=300k,500k,800k,1m CONTENDERS=c,asyncio-streams REPEAT=3 INIT_PCT=100 TCP_MEM=auto"
     assert_line "picture: $RUN_DIR/demo.png (and demo.svg); its figures: $RUN_DIR/demo/demo.json; the runs: $RUN_DIR/report.md"
 }
 

@@ -153,7 +153,7 @@ skipped=$(grep -cE '^ok .* # skip' "$tap")
 passed=$((total - failed - skipped + py_pass))
 failed=$((failed + py_fail)) skipped=$((skipped + py_skip))
 times_table
-summary="$((passed + failed + skipped)) tests, $failed failures, $skipped skipped in $((SECONDS - start)) s"
+summary="$((passed + failed + skipped)) tests ($passed passed, $failed failed, $skipped skipped) in $((SECONDS - start)) s"
 # The last line is the plain count CI reads: "tests: N passed, N failed, N skipped".
 count_line="tests: $passed passed, $failed failed, $skipped skipped"
 if [ "$rc" = 0 ] && [ "$failed" = 0 ] && [ "$total" = "${planned:-x}" ]; then

@@ -15,9 +15,11 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 require_root() {
     if [ "$(id -u)" != 0 ]; then
+        local target=${1:-make bench}
+        [[ $target == "make "* ]] || target="make bench"    # the make target to suggest
         log "error: ${1:-this} needs root: it creates network namespaces, sets sysctls inside"
         log "them, may raise fs.file-max and reads /proc/slabinfo. Run it as root, e.g."
-        log "'sudo make bench' (sudo -E, or VAR=value after make, to pass TIERS and the other knobs)."
+        log "'sudo $target' (sudo -E, or VAR=value after make, to pass TIERS and the other knobs)."
         exit 1
     fi
     command -v ip >/dev/null || die "iproute2 ('ip') is missing: apt-get install iproute2"

@@ -23,40 +23,40 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import entry  # noqa: E402
 
 # (target, duration, meaning). Durations (DURATION_SOURCES): build, c, pyext,
-# plot, compare, capacity, fuzz-build measured on this machine kind (2 vCPUs,
-# shared: load ~8, `make -s TARGET` into an empty BUILD; plot, compare and
-# capacity on results/reference, 2026-12-06); bench computed by estimate.py from
+# plot, compare, capacity, docs, fuzz-build measured on this machine kind (2 vCPUs,
+# `make -s TARGET` into an empty BUILD, load under 1, 2026-12-07; plot, compare and
+# capacity on results/reference); bench computed by estimate.py from
 # the committed runs; test the whole suite's last measured length.
 TARGETS = [
     ("help", "instant", "this list"),
-    ("build", "~25 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
-    ("check", "~25 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
+    ("build", "~5 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
+    ("check", "~35 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
     ("test", "~8 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
     ("test-long", "~5 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
-    ("bench", "ESTIMATE", "the benchmark suite (root): every contender at every tier, results/<UTC>/"),
-    ("demo", "~2 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
+    ("bench", "ESTIMATE", "the benchmark suite (root): CONTENDERS (default: five) at every tier of TIERS, results/<UTC>/"),
+    ("demo", "~1 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
     ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
     ("compare", "~1 s", "B against A per contender and tier: ratio of medians, bootstrap interval, verdict"),
     ("capacity", "~1 s", "connections that fit in a memory per contender, from RUN's measured costs"),
     ("anatomy-cpu", "~35 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
     ("fuzz", "~70 s", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
-    ("docs", "~6 s", "render the figures of README.md and docs/ and results/README.md from the committed results"),
-    ("docs-check", "~6 s", "fail, naming FILE:LINE, where a document's figure differs from the data"),
+    ("docs", "~2 s", "render the figures of README.md and docs/ and results/README.md from the committed results"),
+    ("docs-check", "~2 s", "fail, naming FILE:LINE, where a document's figure differs from the data"),
     ("clean", "instant", "remove build/, build-san/ and pyext/build"),
-    ("c", "~17 s", "the C programs and C unit tests only (part of build)"),
-    ("pyext", "~10 s", "the Python extension only (part of build)"),
+    ("c", "~3 s", "the C programs and C unit tests only (part of build)"),
+    ("pyext", "~2 s", "the Python extension only (part of build)"),
     ("test-deps", "~1 s installed", "apt packages the tests need (root; apt-get when missing)"),
     ("bench-deps", "~1 s installed", "apt packages make bench needs (root; apt-get when missing)"),
     ("bench-root", "instant", "refuse (exit 1) unless root: the first step of bench and anatomy-cpu"),
     ("fuzz-deps", "~1 s installed", "clang and libFuzzer (root; apt-get when missing)"),
     ("fuzz-build", "~6 s", "build the fuzz targets only"),
-    ("all", "~25 s", "the same as build"),
+    ("all", "~5 s", "the same as build"),
 ]
 DURATION_SOURCES = (
     "durations: build, c, pyext, plot, compare, capacity, fuzz-build, docs-check measured on this machine kind "
-    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; check, test and test-long the steps of .ci/run on a fresh clone with nothing else running (2026-12-06); bench estimated from the committed "
+    "(2 vCPUs, an empty BUILD), the *-deps with their packages installed; check, test and test-long the steps of .ci/run on a fresh clone with nothing else running (2026-12-07); bench estimated from the committed "
     "runs in results/ (harness/lib/estimate.py); anatomy-cpu from results/reference-anatomy-cpu-300k's "
-    "samples; demo as harness/README.md 'make demo' says; fuzz: FUZZ_SECONDS (60) plus its build")
+    "samples; demo a run at 10k (47-55 s, 2026-12-07); fuzz: FUZZ_SECONDS (60) plus its build")
 
 ALL = ("bench", "anatomy-cpu")
 # name, default, meaning, targets, pattern: only for a make-only setting no

@@ -52,5 +52,24 @@ class TestDemoInput(TmpDir):
         self.assertIn("demo.py: cannot read the runs of", err)
 
 
+class TestMeasureCommand(unittest.TestCase):
+    def test_the_demo_names_the_committed_reference_settings(self):
+        # the command the demo prints to measure its figures properly is the
+        # one results/reference was made with (tiers, repeats, the rest), so
+        # that what it measures compares with the headline
+        from util import ROOT
+        with open(os.path.join(ROOT, "results", "reference", "meta.json")) as f:
+            words = json.load(f)["command"].split()
+        settings = dict(w.split("=", 1) for w in words if "=" in w)
+        cmd = demo.measure_cmd(["c", "pyext"]).split()
+        mine = dict(w.split("=", 1) for w in cmd if "=" in w)
+        self.assertEqual(mine["TIERS"], settings["TIERS"])
+        self.assertEqual(mine["REPEAT"], settings["REPEAT"])
+        for k, v in mine.items():
+            if k not in ("CONTENDERS", "OUT"):
+                self.assertEqual(settings.get(k), v, k)
+        self.assertEqual(cmd[:2], ["make", "bench"])
+
+
 if __name__ == "__main__":
     unittest.main()
