@@ -495,6 +495,32 @@ def notes_lint(root):
     return out
 
 
+def reports_lint(root):
+    """The committed results directories' report.md against what
+    results.py report writes from their records today: a report an older
+    version wrote (its columns, its pointers into the docs) is stale. The fix
+    is `make plot RUN=DIR` (the plots the report shows are redrawn with it)."""
+    out = []
+    for d in sorted(glob.glob(os.path.join(root, "results", "reference*", ""))):
+        rep = os.path.join(d, "report.md")
+        if not os.path.exists(rep) or not os.path.exists(os.path.join(d, "runs.jsonl")):
+            continue
+        name = os.path.relpath(rep, root)
+        try:
+            with open(rep) as f:
+                old = f.read()
+            new = results.report_text(d)
+        except (OSError, ValueError) as e:
+            out.append("%s: cannot be checked: %s" % (name, e))
+            continue
+        if old != new:
+            i, x, y = first_diff(old, new)
+            out.append("%s:%d: not what results.py report writes from its records (has %r, writes %r); "
+                       "run make plot RUN=%s" % (name, i, x.strip()[:120], y.strip()[:120],
+                                                 os.path.relpath(d, root).rstrip("/")))
+    return out
+
+
 # ---------------------------------------------------------------- catalogue
 def doc_texts(root):
     key = ("texts", root)
@@ -710,7 +736,7 @@ def check(root=ROOT):
                               "; run make docs" if p.endswith(CATALOGUE) else ""))
         if not p.endswith(CATALOGUE):
             out += lint(old, root, name)
-    return out + notes_lint(root)
+    return out + notes_lint(root) + reports_lint(root)
 
 
 def render(root=ROOT):

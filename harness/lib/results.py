@@ -862,6 +862,13 @@ def dropped_cell(r, k):
 
 
 def cmd_report(run_dir):
+    with open(os.path.join(run_dir, "report.md"), "w") as f:
+        f.write(report_text(run_dir))
+
+
+def report_text(run_dir):
+    """RUN_DIR's report.md as this version writes it (docs.py check holds the
+    committed results/reference* reports to it)."""
     rows = read_runs(run_dir)
     meta = runstore.read_meta(run_dir)
     s = meta.get("settings", {})
@@ -949,8 +956,7 @@ def cmd_report(run_dir):
             if len(profs) > 1:
                 out.append("%s:\n" % label)
             out.append("```\n" + "\n".join("%s = %s" % kv for kv in prof.items()) + "\n```\n")
-    with open(os.path.join(run_dir, "report.md"), "w") as f:
-        f.write("\n".join(out))
+    return "\n".join(out)
 
 
 def main(argv):

@@ -580,6 +580,15 @@ class TestCommandLine(Fixture):
         empty = os.path.join(self.dir, "empty")
         os.makedirs(empty)
         self.assertIn("Not computed:", capacity_model.report_section(empty))
+        # the same text however the directory was named (report.md's drift check)
+        cwd = os.getcwd()
+        try:
+            os.chdir(self.dir)
+            texts = {capacity_model.report_section(p) for p in ("empty", "empty/", empty, "./empty")}
+        finally:
+            os.chdir(cwd)
+        self.assertEqual(len(texts), 1, texts)
+        self.assertNotIn(self.dir, texts.pop())
 
 
 if __name__ == "__main__":
