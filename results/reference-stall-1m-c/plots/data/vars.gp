@@ -1,10 +1,28 @@
+tier_tics = '("1m" 1000000)'
+tier_lo = 1000000
+tier_hi = 1000000
+logy_t = 0
+base_t = 0
+logy_rss = 0
+base_rss = 0
+logy_cpu = 0
+base_cpu = 0
+single_width = 36
+single_series = 'c~file=stall-peer-rmem32k,stall=0.01'
 contenders = 'c~file=stall-peer-rmem32k,stall=0.01'
 disturbed = ''
 conditions = 'file=stall-peer-rmem32k,stall=0.01'
 dagger = '†'
-bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+bars = 'median of 1 run'
 dropped_note = 'ok runs only; none dropped'
-ramp_runs = 'c~file=stall-peer-rmem32k,stall=0.01'
+ramp_n = 1
+ramp_ser_1 = 'c~file=stall-peer-rmem32k,stall=0.01'
+ramp_title_1 = 'c file=stall-peer-rmem32k,stall=0.01'
+ramp_faint_1 = ''
+ramp_xmax = 0
+ramp_others = 0
 big_label = '1m'
 logx = 0
+ntiers = 1
 has_bytes = 1
+bytes_series = 'c~file=stall-peer-rmem32k,stall=0.01'

@@ -1,10 +1,31 @@
+tier_tics = '("2k" 2000)'
+tier_lo = 2000
+tier_hi = 2000
+logy_t = 0
+base_t = 0
+logy_rss = 1
+base_rss = 0.1
+logy_cpu = 0
+base_cpu = 0
+single_width = 23
+single_series = 'c~stall=0.2-sndbuf0 pyext~stall=0.2-sndbuf0'
 contenders = 'c~stall=0.2-sndbuf0 pyext~stall=0.2-sndbuf0'
 disturbed = ''
 conditions = 'stall=0.2-sndbuf0'
 dagger = '†'
-bars = 'median, bars: min-max of the runs (fewer than 3 per tier)'
+bars = 'median of 1 run'
 dropped_note = 'ok runs only; none dropped'
-ramp_runs = 'c~stall=0.2-sndbuf0 pyext~stall=0.2-sndbuf0'
+ramp_n = 2
+ramp_ser_1 = 'c~stall=0.2-sndbuf0'
+ramp_title_1 = 'c stall=0.2-sndbuf0'
+ramp_faint_1 = ''
+ramp_ser_2 = 'pyext~stall=0.2-sndbuf0'
+ramp_title_2 = 'pyext stall=0.2-sndbuf0'
+ramp_faint_2 = ''
+ramp_xmax = 0
+ramp_others = 0
 big_label = '2k'
 logx = 0
+ntiers = 1
 has_bytes = 1
+bytes_series = 'c~stall=0.2-sndbuf0 pyext~stall=0.2-sndbuf0'
