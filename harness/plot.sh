@@ -20,7 +20,7 @@ usage() {
     local rc=${1:-2}
     printf '%s\n' "usage: plot.sh RUN_DIR    (a results/<timestamp> directory written by bench.sh)" \
         "  writes RUN_DIR/plots/ and RUN_DIR/report.md (needs no root)" \
-        "exit: 0 done, 1 error (missing input, a directory it cannot write, gnuplot), 2 usage" >&"$(( rc == 0 ? 1 : 2 ))"
+        "exit: 0 done, 1 error (no runs in RUN_DIR, a directory it cannot write, gnuplot), 2 usage (RUN_DIR not a directory)" >&"$(( rc == 0 ? 1 : 2 ))"
     exit "$rc"
 }
 
@@ -45,6 +45,8 @@ main() {
     [ $# -eq 1 ] || usage
     case "$1" in -h|--help) usage 0 ;; esac
     run=${1%/}
+    # not a directory: a usage error (2), as make compare says it; one without runs: 1
+    [ -d "$run" ] || { log "error: $1 is not a directory (give one written by harness/bench.sh)"; exit 2; }
     [ -f "$run/runs.jsonl" ] || [ -f "$run/runs.csv" ] \
         || die "$run/runs.jsonl or runs.csv not found: give a directory written by harness/bench.sh"
     command -v gnuplot >/dev/null \

@@ -113,6 +113,10 @@ refused() {
     run make -s --no-print-directory plot RUN="$d" STATUS_FILE="$st"
     assert_line "error: $d/runs.jsonl or runs.csv not found: give a directory written by harness/bench.sh"
     [ "$(cat "$st")" = 1 ]
+    # not a directory at all: a usage error, as compare says it
+    run make -s --no-print-directory plot RUN="$d/nope" STATUS_FILE="$st"
+    assert_line "error: $d/nope is not a directory (give one written by harness/bench.sh)"
+    [ "$(cat "$st")" = 2 ]
 }
 
 @test "the test tools (tests/tools): missing or bad arguments exit 2" {
