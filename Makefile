@@ -76,7 +76,7 @@ CTEST_BINS := $(patsubst tests/c/%.c,$(BUILD)/tests/%,$(CTEST_SRC))
 
 BINS := $(BUILD)/c1m-server $(BUILD)/c1m-client $(BUILD)/c1m-stat $(BUILD)/c1m-floor $(BUILD)/c1m-calib
 
-.PHONY: all build c pyext check test test-long test-deps bench bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build help
+.PHONY: all build c pyext check test test-long test-deps bench bench-args bench-root bench-deps plot compare clean fuzz fuzz-deps fuzz-build help
 all: build
 help:
 	@$(PYTHON) harness/lib/settings.py help
@@ -167,8 +167,11 @@ test-deps:
 	@harness/install-deps.sh test
 
 # ---- the benchmark harness (root): TIERS=10k,100k CONTENDERS=c,pyext REPEAT=3
-bench: bench-root bench-deps build
+bench: bench-args bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh$(keep_status)
+# a bad setting (TIERS=abc) is refused first: before root, packages and the build
+bench-args:
+	@PYTHON=$(PYTHON) harness/bench.sh --check$(keep_status)
 # say why before installing or building anything
 bench-root:
 	@bash -c '. harness/lib/common.sh && require_root "make $(or $(filter bench demo anatomy-cpu,$(MAKECMDGOALS)),bench)"'

@@ -32,7 +32,8 @@ KNOBS=(TIERS CONTENDERS REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL OUT SERVER_WORK
 usage() {
     local rc=${1:-2}
     cat >&"$(( rc == 0 ? 1 : 2 ))" <<'USAGE'
-usage: [VAR=value ...] harness/bench.sh        (as root; or: make bench VAR=value ...)
+usage: [VAR=value ...] harness/bench.sh [--check]   (as root; or: make bench VAR=value ...)
+  --check                   check the settings only (no root needed): exit 0, or 2 naming the bad one
   TIERS=300k,500k,800k,1m   connection counts, run smallest first (k/m suffixes)
   CONTENDERS=...            comma list of c, pyext, uvloop, asyncio-protocol,
                             asyncio-streams, io_uring, libuv, gevent, threads, floor, or
@@ -734,12 +735,20 @@ finish_partial() {
 bench_interrupted() { INTERRUPTED=1; printf '\n' >&2; }
 
 main() {
-    case "${1:-}" in -h|--help) usage 0 ;; "") ;; *) log "bench.sh takes no arguments, only settings in the environment"; usage ;; esac
+    local check_only=0
+    case "${1:-}" in
+        -h|--help) usage 0 ;;
+        --check) check_only=1 ;;     # the settings alone (make bench: before root, packages, build)
+        "") ;;
+        *) log "bench.sh takes no arguments (but --check), only settings in the environment"; usage ;;
+    esac
+    [ $# -le 1 ] || { log "bench.sh takes no arguments (but --check), only settings in the environment"; usage; }
     # a misspelt setting (TIER=10k) is refused before anything starts (lib/settings.py)
     "$PYTHON" "$C1M_ROOT/harness/lib/settings.py" check-env || exit 2
     local cmd
     cmd=$(command_line)
     read_settings
+    [ "$check_only" = 0 ] || exit 0
     require_root bench.sh
     for b in c1m-server c1m-client c1m-stat; do
         [ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make build' first (or 'make bench', which builds)"

@@ -47,6 +47,7 @@ TARGETS = [
     ("pyext", "~2 s", "the Python extension only (part of build)"),
     ("test-deps", "~1 s installed", "apt packages the tests need (root; apt-get when missing)"),
     ("bench-deps", "~1 s installed", "apt packages make bench needs (root; apt-get when missing)"),
+    ("bench-args", "~1 s", "refuse (exit 2) a bad bench setting: the first step of bench, before root, packages and the build"),
     ("bench-root", "instant", "refuse (exit 1) unless root: the first step of bench and anatomy-cpu"),
     ("fuzz-deps", "~1 s installed", "clang and libFuzzer (root; apt-get when missing)"),
     ("fuzz-build", "~6 s", "build the fuzz targets only"),

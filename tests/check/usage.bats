@@ -59,6 +59,24 @@ refused() {
     refused "--bogus" harness/anatomy-cpu --bogus
     refused "N:" env N=abc OUT="$OUT" harness/anatomy-cpu
     refused "CONTENDERS" env CONTENDERS=nope OUT="$OUT" harness/anatomy-cpu
+    # --check: the settings alone, whoever runs it
+    refused "TIERS: not a connection count" env TIERS=abc OUT="$OUT" harness/bench.sh --check
+    refused "no arguments (but --check)" harness/bench.sh --check extra
+    run timeout 20 env TIERS=2k CONTENDERS=c OUT="$OUT" harness/bench.sh --check
+    assert_success
+    assert_output ""
+    [ ! -e "$OUT" ] || fail "bench.sh --check created $OUT"
+}
+
+@test "make bench: a bad setting is refused (2) before the root check, the packages and the build" {
+    # make bench-args runs first: a typo'd TIERS cost no apt-get, no build, no sudo
+    local build=$BATS_TEST_TMPDIR/build
+    run timeout 60 make -s --no-print-directory bench TIERS=abc BUILD="$build" OUT="$OUT"
+    assert_failure 2
+    assert_output --partial "TIERS: not a connection count: 'abc'"
+    refute_output --partial "needs root"
+    [ ! -e "$build" ] || fail "make bench built $build before refusing TIERS"
+    [ ! -e "$OUT" ] || fail "make bench created $OUT"
 }
 
 @test "harness/capacity, results.py, plot.sh, run_remote.py, sendq-probe, install-deps.sh, fingerprint.py, docs.py: usage errors exit 2" {
