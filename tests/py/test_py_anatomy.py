@@ -1,0 +1,53 @@
+"""py_server/anatomy.py's report: what a class reads off `python3 -m
+py_server.anatomy` (the demo's right panel is the same measurement). Stdlib
+only; no sockets."""
+import contextlib
+import io
+import unittest
+
+import util  # noqa: F401  (the repository root on sys.path)
+from py_server import anatomy
+
+
+def fig(types, rss):
+    n = 2000
+    rows = [{"type": t, "objects": c / n, "bytes": b / n} for t, c, b in types]
+    rows.sort(key=lambda r: -r["bytes"])
+    tracked = sum(r["bytes"] for r in rows)
+    return {"kind": "pyext", "connections": n, "types": rows, "gc_tracked_bytes": tracked,
+            "outside_gc_bytes": rss / n - tracked, "rss_anon_bytes": rss / n}
+
+
+def report(f, top=12):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        anatomy.report(f, top)
+    return out.getvalue()
+
+
+class Report(unittest.TestCase):
+    TYPES = [("c1m.Transport", 2000, 128000), ("py_server.protocol.LineProtocol", 2000, 96000),
+             ("list", 180, 12000), ("subprocess.Popen", 1, 200), ("_thread.lock", 2, 144)]
+
+    def test_a_type_under_one_in_200_connections_is_counted_not_listed(self):
+        text = report(fig(self.TYPES, 400000))
+        self.assertIn("c1m.Transport", text)
+        self.assertIn("list", text)
+        self.assertNotIn("subprocess.Popen", text)
+        self.assertRegex(text, r"\(2 more types, under 0.01 each\)\s+0\n")
+        self.assertNotIn("negative", text)
+
+    def test_more_types_than_top(self):
+        text = report(fig(self.TYPES, 400000), top=1)
+        self.assertRegex(text, r"\(4 more types\)\s+54\n")
+
+    def test_a_negative_outside_gc_is_explained(self):
+        # RssAnon grew less than the objects' sizes: they went partly into pages
+        # resident before the connections (the c1m loop at 2,000: -28 B)
+        text = report(fig(self.TYPES, 184000))
+        self.assertRegex(text, r"\+ outside gc .*\s-\d+\n")
+        self.assertIn("outside gc is negative", text)
+
+
+if __name__ == "__main__":
+    unittest.main()
