@@ -34,7 +34,7 @@ plot for [i=0:nb-1] data.'/bytes.dat' every ::i::i \
      '' using ($3 / 2):0:(0):3:($0 - 0.35):($0 + 0.35) with boxxyerror fs solid 1 border lc rgb 'black' \
         lc rgb '#c8c8c8' notitle, \
      '' using 8:0:9:10 with xerrorbars pt -1 lc rgb 'black' notitle, \
-     '' using 10:0:(sprintf('%.0f', $8)) with labels left offset 0.6, 0 notitle
+     '' using 10:0:(sprintf('%.0f', $8)) with labels left offset 1, 0 notitle
 # right panel: userspace alone, log axis (a 0 has no bar)
 set lmargin at screen 0.60
 set rmargin at screen 0.97
@@ -47,5 +47,5 @@ plot for [i=0:nb-1] data.'/bytes.dat' every ::i::i \
         using (sqrt(pos($2))):($0 + i):(1):(pos($2)):($0 + i - 0.35):($0 + i + 0.35) \
         with boxxyerror fs solid 0.8 border lc rgb 'black' lc rgb color(who(word(bytes_series, i + 1))) notitle, \
      '' using (pos($2)):0:(pos($4)):(pos($5)) with xerrorbars pt -1 lc rgb 'black' notitle, \
-     '' using (pos($5)):0:(sprintf('%.0f B', $2)) with labels left offset 0.6, 0 notitle
+     '' using (pos($5)):0:(sprintf('%.0f B', $2)) with labels left offset 1, 0 notitle
 unset multiplot
