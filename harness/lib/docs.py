@@ -575,27 +575,52 @@ def question_from_docs(root, d):
     return ""
 
 
-def question_of(root, path, meta):
-    """NOTES.md's first heading, else meta.json's question, else what the
-    docs cite the directory for."""
-    try:
-        with open(os.path.join(path, "NOTES.md")) as f:
-            for line in f:
-                if line.startswith("#"):
-                    q = plain(line.lstrip("#"))
-                    if not q.lower().startswith("notes on this"):
-                        return q
-                    break
-    except OSError:
-        pass
-    try:
-        with open(os.path.join(path, "layers.md")) as f:
-            first = f.readline()
+def heading_question(path):
+    """The directory's own question: the first line of its NOTES.md when that
+    is a heading (else of its layers.md, a CPU anatomy's); None without one."""
+    for name in ("NOTES.md", "layers.md"):
+        try:
+            with open(os.path.join(path, name)) as f:
+                first = f.readline()
+        except OSError:
+            continue
         if first.startswith("#"):
-            return plain(first.lstrip("#"))
-    except OSError:
-        pass
-    return meta.get("question") or question_from_docs(root, os.path.basename(os.path.normpath(path)))
+            q = plain(first.lstrip("#"))
+            if q and not q.lower().startswith("notes on this"):
+                return q
+    return None
+
+
+def question_of(root, path, meta):
+    """The directory's own question (heading_question), else meta.json's,
+    else what the docs cite the directory for (questions_lint fails on a
+    committed directory without its own)."""
+    return (heading_question(path) or meta.get("question")
+            or question_from_docs(root, os.path.basename(os.path.normpath(path))))
+
+
+def questions_lint(root):
+    """Every committed results directory asks its own question, in the first
+    line of its NOTES.md: the catalogue's column, which a reader quoting a
+    result goes by ("What tuning buys" for five directories told none apart)."""
+    tracked = committed_result_dirs(root)
+    if tracked is None:
+        return []
+    out, seen = [], {}
+    for d in sorted(tracked):
+        path = os.path.join(root, "results", d)
+        if not os.path.isdir(path):
+            continue
+        q = heading_question(path)
+        if q is None:
+            out.append("results/%s/NOTES.md:1: no heading: write the question this directory answers "
+                       "as its first line (`# ...`), the catalogue's question" % d)
+        elif q.lower() in seen:
+            out.append("results/%s/NOTES.md:1: the same question as results/%s (%r): say what tells "
+                       "them apart" % (d, seen[q.lower()], q[:80]))
+        else:
+            seen[q.lower()] = d
+    return out
 
 
 def dir_meta_runs(path):
@@ -736,7 +761,7 @@ def check(root=ROOT):
                               "; run make docs" if p.endswith(CATALOGUE) else ""))
         if not p.endswith(CATALOGUE):
             out += lint(old, root, name)
-    return out + notes_lint(root) + reports_lint(root)
+    return out + notes_lint(root) + reports_lint(root) + questions_lint(root)
 
 
 def render(root=ROOT):

@@ -167,6 +167,9 @@ class DocsTest(TmpDir):
     def test_the_catalogue_in_a_git_checkout_lists_only_committed_directories(self):
         git = lambda *a: subprocess.run(["git", "-C", self.root, *a], check=True,
                                         capture_output=True)
+        with open(os.path.join(self.run_dir, "NOTES.md"), "w") as f:
+            f.write("# The demo's question\n")       # a committed directory asks its own (questions_lint)
+        docs.render(self.root)
         git("init", "-q")
         git("add", "-A")
         git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "t")
@@ -247,6 +250,29 @@ class DocsTest(TmpDir):
         self.assertRegex(problems[0], r"^results/reference-x/report.md:\d+: not what results.py report "
                                       r"writes .*run make plot RUN=results/reference-x$")
         self.assertIn(problems[0], docs.check(self.root))
+
+    def test_every_committed_directory_asks_its_own_question(self):
+        # the catalogue's question column: a committed directory without a first
+        # heading in its NOTES.md, or with a sibling's, fails
+        def note(d, text):
+            os.makedirs(os.path.join(self.root, "results", d), exist_ok=True)
+            with open(os.path.join(self.root, "results", d, "NOTES.md"), "w") as f:
+                f.write(text)
+        note("demo", "# c against py at 1M\n\ntext\n")
+        note("other", "(run as OUT=x)\n\n# Notes on this run\n")
+        note("twin", "# C against py at 1M\n")
+        self.assertEqual(docs.questions_lint(self.root), [])          # no git checkout: nothing committed
+        git = ["git", "-C", self.root, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        subprocess.run(git + ["add", "results"], check=True)
+        problems = docs.questions_lint(self.root)
+        self.assertEqual(len(problems), 2, problems)
+        self.assertTrue(problems[0].startswith("results/other/NOTES.md:1: no heading"), problems)
+        self.assertTrue(problems[1].startswith("results/twin/NOTES.md:1: the same question as results/demo"),
+                        problems)
+        note("other", "# What the other one asks\n")
+        note("twin", "# c against py at 1M, again on another instance\n")
+        self.assertEqual(docs.questions_lint(self.root), [])
 
     def test_usage(self):
         self.assertEqual(quiet(docs.main, ["docs.py"]), 2)
