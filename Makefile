@@ -40,6 +40,9 @@ endif
 # F is removed first: absent afterwards, no script ran (a build or a prerequisite failed).
 $(if $(STATUS_FILE),$(shell rm -f $(call shq,$(value STATUS_FILE))))
 keep_status = $(if $(STATUS_FILE),; rc=$$?; echo $$rc > $(call shq,$(value STATUS_FILE)); exit $$rc)
+# the same for a step before the script: written only when it fails (its success
+# is not the target's status, which the script writes)
+keep_failure = $(if $(STATUS_FILE), || { rc=$$?; echo $$rc > $(call shq,$(value STATUS_FILE)); exit $$rc; })
 
 ifeq ($(SANITIZE),1)
 BUILD ?= build-san
@@ -171,7 +174,7 @@ bench: bench-args bench-root bench-deps build
 	PYTHON=$(PYTHON) BUILD=$(abspath $(BUILD)) harness/bench.sh$(keep_status)
 # a bad setting (TIERS=abc) is refused first: before root, packages and the build
 bench-args:
-	@PYTHON=$(PYTHON) harness/bench.sh --check$(keep_status)
+	@PYTHON=$(PYTHON) harness/bench.sh --check$(keep_failure)
 # say why before installing or building anything
 bench-root:
 	@bash -c '. harness/lib/common.sh && require_root "make $(or $(filter bench demo anatomy-cpu,$(MAKECMDGOALS)),bench)"'

@@ -181,7 +181,7 @@ read_settings() {
     else
         for c in "${C1M_DEFAULT_CONTENDERS[@]}"; do
             if [ "$c" = uvloop ] && ! uvloop_importable; then
-                log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"
+                [ "$CHECK_ONLY" = 1 ] || log "uvloop is not importable by $PYTHON: left out (apt-get install python3-uvloop)"
                 continue
             fi
             CONT+=("$c")
@@ -734,11 +734,11 @@ finish_partial() {
 
 bench_interrupted() { INTERRUPTED=1; printf '\n' >&2; }
 
+CHECK_ONLY=0
 main() {
-    local check_only=0
     case "${1:-}" in
         -h|--help) usage 0 ;;
-        --check) check_only=1 ;;     # the settings alone (make bench: before root, packages, build)
+        --check) CHECK_ONLY=1 ;;     # the settings alone (make bench: before root, packages, build)
         "") ;;
         *) log "bench.sh takes no arguments (but --check), only settings in the environment"; usage ;;
     esac
@@ -748,7 +748,7 @@ main() {
     local cmd
     cmd=$(command_line)
     read_settings
-    [ "$check_only" = 0 ] || exit 0
+    [ "$CHECK_ONLY" = 0 ] || exit 0
     require_root bench.sh
     for b in c1m-server c1m-client c1m-stat; do
         [ -x "$BUILD/$b" ] || die "$BUILD/$b is missing: run 'make build' first (or 'make bench', which builds)"

@@ -23,8 +23,9 @@ setup() {
 @test "make compare B= alone: A is the committed reference sharing the most cells" {
     run make -s compare PYTHON="$PYTHON" B=results/reference-100k MODE=absolute
     assert_success
-    assert_line "A: the committed reference sharing the most cells with B: results/reference-100k"
-    assert_line --regexp '^c +100k +1\.51 \(3\) +1\.51 \(3\) +1\.00 '
+    # B itself is left out (it shared every cell with itself: every B/A was 1.00)
+    assert_line "A: the committed reference sharing the most cells with B: results/reference-all-100k"
+    assert_line --regexp '^c +100k +3\.49 \(1\) +1\.51 \(3\) +- '
 }
 
 @test "results.py compare: wrong argument count or a missing directory exit 2" {

@@ -223,6 +223,10 @@ PY
         grep -Eq "^\| $c \| 2k \| (ok|suspect) \|" "$copy/report.md" || fail "no summary row for $c"
     done
     run "$C1M_ROOT/harness/plot.sh" "$BATS_TEST_TMPDIR/nothing-here"
+    assert_failure 2
+    assert_output --partial "is not a directory"
+    mkdir "$BATS_TEST_TMPDIR/no-runs"
+    run "$C1M_ROOT/harness/plot.sh" "$BATS_TEST_TMPDIR/no-runs"
     assert_failure 1
     assert_output --partial "runs.csv not found"
 }

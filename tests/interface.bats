@@ -108,9 +108,13 @@ setup() {
 
 @test "STATUS_FILE: the script's own exit status through make (1, 2), absent when no script ran" {
     local f=$BATS_TEST_TMPDIR/status
+    mkdir -p "$BATS_TEST_TMPDIR/empty"
+    run make -s plot PYTHON="$PYTHON" RUN="$BATS_TEST_TMPDIR/empty" STATUS_FILE="$f"
+    assert_failure 2
+    [ "$(cat "$f")" = 1 ]       # a directory without runs
     run make -s plot PYTHON="$PYTHON" RUN="$BATS_TEST_TMPDIR/none" STATUS_FILE="$f"
     assert_failure 2
-    [ "$(cat "$f")" = 1 ]
+    [ "$(cat "$f")" = 2 ]       # not a directory: a usage error
     run make -s compare PYTHON="$PYTHON" A=results/reference STATUS_FILE="$f"
     assert_failure 2
     [ "$(cat "$f")" = 2 ]

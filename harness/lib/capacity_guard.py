@@ -134,7 +134,7 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
                      "trip the guard; MEM_GUARD_MIB only lets bench.sh's pre-run estimate pass; "
                      "the reference's push, so the stalled queues fill as they did there):"
                      % (label_of(lo), label_of(hi)))
-        lines.append("    sudo make bench SCENARIO=stall STALL=%g STALL_SNDBUF=%s%s TIERS=%s,%s CONTENDERS=%s "
+        lines.append("    make bench SCENARIO=stall STALL=%g STALL_SNDBUF=%s%s TIERS=%s,%s CONTENDERS=%s "
                      "MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 HOLD=1 QUIET_MAX=120 OUT=%s" % (
                          stall, sndbuf, basis_push(b), label_of(lo), label_of(hi), contender, floor, out))
     else:
@@ -143,7 +143,7 @@ def cmd_predict(run_dir, contender, stall, opts, target=None, floor=None, out_di
                      "pre-run estimate pass, the in-run stop reads the real usable memory; RATE paces "
                      "the client, which checks it every 100 ms: at most ~%d connections past the "
                      "floor):" % (GUARD_RATE // 10))
-        lines.append("    sudo make bench TIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
+        lines.append("    make bench TIERS=%s CONTENDERS=%s MIN_AVAILABLE_MIB=%d MEM_GUARD_MIB=1048576 "
                      "RATE=%d HOLD=1 TIMEOUT=300 QUIET_MAX=120 OUT=%s" % (
                          label_of(tier), contender, floor, GUARD_RATE, out))
     lines.append("    harness/capacity --check %s" % out)

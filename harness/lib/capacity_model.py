@@ -626,16 +626,13 @@ def report_section(run_dir, rows=None, meta=None):
     """report.md's "Capacity" section: the default table (never raises)."""
     mems = [g * GIB for g in DEFAULT_MEMS_GIB]
     head = "## Capacity: connections that fit (seed 002's formula, `make capacity`)\n"
+    # the report is in that directory: its path, as given, would only make the
+    # text depend on how the report was called (one spelling, then replaced)
+    where = os.path.abspath(run_dir)
     try:
-        plans, notes = plans_for(run_dir, DEFAULT_STALLS, Opts())
+        plans, notes = plans_for(where, DEFAULT_STALLS, Opts())
     except Exception as e:   # noqa: BLE001 - a report is never lost to the planner
-        # the report is in that directory: its path, as given, would only make
-        # the text depend on how the report was called
-        why = str(e)
-        for form in sorted({run_dir, run_dir.rstrip("/"), os.path.abspath(run_dir)}, key=len, reverse=True):
-            if form not in ("", ".", ".."):
-                why = why.replace(form, "this directory")
-        return head + "\nNot computed: %s\n" % why
+        return head + "\nNot computed: %s\n" % str(e).replace(where, "this directory")
     body = md_table(["contender", "stalled"] + [fmt_mem(m) for m in mems], table_rows(plans, mems))
     lines = ["", "total ~= N x (kernel + app per connection) + stalled x N x backlog per stalled "
              "connection + fixed (idle server processes + the machine's own use), for a server "

@@ -510,8 +510,8 @@ def reports_lint(root):
             with open(rep) as f:
                 old = f.read()
             new = results.report_text(d)
-        except (OSError, ValueError) as e:
-            out.append("%s: cannot be checked: %s" % (name, e))
+        except Exception as e:   # noqa: BLE001 - one line naming the report, not a traceback
+            out.append("%s: cannot be checked: %s: %s" % (name, type(e).__name__, e))
             continue
         if old != new:
             i, x, y = first_diff(old, new)

@@ -862,8 +862,9 @@ def dropped_cell(r, k):
 
 
 def cmd_report(run_dir):
+    text = report_text(run_dir)     # first: a failure leaves the report as it was
     with open(os.path.join(run_dir, "report.md"), "w") as f:
-        f.write(report_text(run_dir))
+        f.write(text)
 
 
 def report_text(run_dir):

@@ -48,7 +48,7 @@ TARGETS = [
     ("test-deps", "~1 s installed", "apt packages the tests need (root; apt-get when missing)"),
     ("bench-deps", "~1 s installed", "apt packages make bench needs (root; apt-get when missing)"),
     ("bench-args", "~1 s", "refuse (exit 2) a bad bench setting: the first step of bench, before root, packages and the build"),
-    ("bench-root", "instant", "refuse (exit 1) unless root: the first step of bench and anatomy-cpu"),
+    ("bench-root", "instant", "refuse (exit 1) unless root: the first step of anatomy-cpu and demo, after bench-args of bench"),
     ("fuzz-deps", "~1 s installed", "clang and libFuzzer (root; apt-get when missing)"),
     ("fuzz-build", "~6 s", "build the fuzz targets only"),
     ("all", "~5 s", "the same as build"),

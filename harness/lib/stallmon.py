@@ -350,8 +350,9 @@ def cut_times(rows, slow0, at_us):
     """The first and the last slow close after the stall, seconds from it
     (at_us, the client's stall time in us, unix), from ramp.csv's rows (dicts:
     unix_ms, slow, ...; 10 Hz): the first row at or after the stall whose
-    `slow` is above SLOW0, and the row where `slow` reached its top. {} when
-    none; a row whose fields are no figures is passed over."""
+    `slow` is above SLOW0, and the row where `slow` reached its top; both
+    None when none (the record's columns, null); a row whose fields are no
+    figures is passed over."""
     def fig(text):
         try:
             return number(float(text))
@@ -369,7 +370,7 @@ def cut_times(rows, slow0, at_us):
         if slow > top:
             top, last = slow, t
     if first is None:
-        return {}
+        return {"stall_cut_first_s": None, "stall_cut_last_s": None}
     return {"stall_cut_first_s": "%.3f" % ((first - t0) / 1000),
             "stall_cut_last_s": "%.3f" % ((last - t0) / 1000) if last is not None else ""}
 

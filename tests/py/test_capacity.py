@@ -589,6 +589,14 @@ class TestCommandLine(Fixture):
             os.chdir(cwd)
         self.assertEqual(len(texts), 1, texts)
         self.assertNotIn(self.dir, texts.pop())
+        # a short name is no pattern to replace inside the rest of the text
+        os.makedirs(os.path.join(self.dir, "e"))
+        try:
+            os.chdir(self.dir)
+            self.assertIn("Not computed: this directory holds no runs.jsonl",
+                          capacity_model.report_section("e/"))
+        finally:
+            os.chdir(cwd)
 
 
 if __name__ == "__main__":

@@ -145,8 +145,10 @@ class AfterThePhase(unittest.TestCase):
         # the top (12) first reached at 1,000,500 ms
         self.assertEqual(sm.cut_times(rows, 2, 1000150500),
                          {"stall_cut_first_s": "0.050", "stall_cut_last_s": "0.350"})
-        self.assertEqual(sm.cut_times(rows, 12, 1000150500), {})         # nothing above slow0
-        self.assertEqual(sm.cut_times(rows, 0, 2000000000), {})         # nothing after the stall
+        # nothing cut: the columns, empty (the record's null; stall.sh flags their absence)
+        nothing = {"stall_cut_first_s": None, "stall_cut_last_s": None}
+        self.assertEqual(sm.cut_times(rows, 12, 1000150500), nothing)    # nothing above slow0
+        self.assertEqual(sm.cut_times(rows, 0, 2000000000), nothing)    # nothing after the stall
         damaged = [{"unix_ms": "x", "slow": "50"}, {"unix_ms": "1000300", "slow": "nan"}] + rows
         self.assertEqual(sm.cut_times(damaged, 2, 1000150500), sm.cut_times(rows, 2, 1000150500))
 

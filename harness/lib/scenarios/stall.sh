@@ -191,10 +191,13 @@ scenario_run() {
     end=${f[0]:-wait} t_end=${f[1]:-$(now_s)} guard_note=${f[2]:-} usable=${f[3]:-} slow0=${f[4]:-}
     stall_t_end=$t_end
     R[stall_at_us]=$at_us
-    # the first and the last slow close after the stall, from ramp.csv
-    [ -n "$slow0" ] && [ -n "$at_us" ] && [ -s "$out/ramp.csv" ] \
-        && scenario_record <("$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" cut-times "$out/ramp.csv" \
-                                 --slow0 "$slow0" --at-us "$at_us")
+    # the first and the last slow close after the stall, from ramp.csv (the
+    # keys always, null when nothing was cut: none means the step failed)
+    if [ -n "$slow0" ] && [ -n "$at_us" ] && [ -s "$out/ramp.csv" ]; then
+        scenario_record <("$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" cut-times "$out/ramp.csv" \
+                              --slow0 "$slow0" --at-us "$at_us")
+        [ -n "${R[stall_cut_first_s]+x}" ] || run_flag "unmeasured:stall_cut_first_s"
+    fi
     # ss over 1M sockets takes ~2 min, while the stalled peers go on taking
     # memory: not when the machine is about to run out
     [ "$end" = oom-guard ] || stall_ss "$n"
@@ -220,6 +223,7 @@ stall_ss() {
     scenario_record <(ip netns exec "$ns" ss -tmnH state connected "$(ports_filter "$port")" 2>/dev/null \
                           | "$PYTHON" "$C1M_ROOT/harness/lib/stallmon.py" ss-sum --stalled "$1")
     R[stall_ss_s]=$(elapsed "$t0" "$(now_s)")
+    [ -n "${R[stall_ss_sockets]:-}" ] || run_flag "unmeasured:stall_ss_sockets"
 }
 
 # The push schedule from the hold to the phase's end (before ss, whose load
