@@ -129,7 +129,7 @@ int c1m_workers_wait(struct c1m_workers *ws,
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGCHLD);
     sigprocmask(SIG_BLOCK, &set, NULL);
-    int stopping = 0;
+    int stopping = 0; /* the workers were sent SIGTERM */
     while (live_count(ws) > 0) {
         /* Reap whatever has exited. */
         for (;;) {
@@ -142,7 +142,11 @@ int c1m_workers_wait(struct c1m_workers *ws,
                     continue;
                 ws->pids[i] = 0;
                 ws->status[i] = st;
-                int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
+                /* Killed by the SIGTERM sent below: a worker that had not
+                 * taken its signals over yet (between fork and its loop's
+                 * signalfd), stopped as asked, not failed. */
+                int ok = (WIFEXITED(st) && WEXITSTATUS(st) == 0) ||
+                         (stopping && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
                 if (!ok) {
                     ws->failed++;
                     if (!stopping) {

@@ -33,7 +33,8 @@ int c1m_workers_start(struct c1m_workers *ws, int n, c1m_worker_fn *fn, void *ud
 /* Supervise until all workers have exited. SIGINT/SIGTERM received by the
  * parent are forwarded as SIGTERM. If a worker fails while the others run,
  * on_fail(index, status, ud) is called (may be NULL) and the rest are sent
- * SIGTERM. Returns 0 if every worker exited 0, else 1. */
+ * SIGTERM. Returns 0 if every worker exited 0 (or, once they were sent
+ * SIGTERM, was killed by it: it had not taken its signals over yet), else 1. */
 int c1m_workers_wait(struct c1m_workers *ws,
                      void (*on_fail)(int index, int status, void *ud), void *ud);
 
