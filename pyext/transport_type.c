@@ -638,8 +638,15 @@ static PyObject *tr_set_write_buffer_limits(C1mTransport *t, PyObject *args, PyO
     if (lo != Py_None && (low = PyNumber_AsSsize_t(lo, PyExc_OverflowError)) == -1 &&
         PyErr_Occurred())
         return NULL;
-    if (ho == Py_None)
-        high = lo == Py_None ? DEFAULT_HIGH : 4 * low;
+    if (ho == Py_None) {
+        /* asyncio's 4 * low, saturated: 4 * 2**62 wrapped to high 0 and refused */
+        if (lo == Py_None)
+            high = DEFAULT_HIGH;
+        else
+            high = low > PY_SSIZE_T_MAX / 4   ? PY_SSIZE_T_MAX
+                   : low < PY_SSIZE_T_MIN / 4 ? PY_SSIZE_T_MIN
+                                              : 4 * low;
+    }
     if (lo == Py_None)
         low = high / 4;
     if (!(high >= low && low >= 0)) {

@@ -987,6 +987,42 @@ class TestProtocol(unittest.TestCase):
         self.assertIn("resume", kinds)
         self.assertIsNone(ev[-1][1])
 
+    def test_write_buffer_limits_from_low_alone_like_asyncio(self):
+        # asyncio: high = 4 * low when only low is given; 4 * 2**62 wrapped
+        # to 0 and a valid low was refused ("high (0) must be >= low")
+        lp = self.loop
+        got = {}
+
+        class P(Recorder):
+            events = self.events
+
+            def connection_made(self, t):
+                super().connection_made(t)
+                for low in (1000, 2 ** 61 + 1, 2 ** 62, sys.maxsize):
+                    try:
+                        t.set_write_buffer_limits(low=low)
+                        got[low] = t.get_write_buffer_limits()
+                    except ValueError as e:
+                        got[low] = e
+                try:
+                    t.set_write_buffer_limits(low=-(2 ** 62))
+                except ValueError as e:
+                    got["neg"] = str(e)
+                t.close()
+
+        lp.create_server(P, HOST, self.port)
+
+        def client():
+            with connect(self.port) as s:
+                return recv_all(s)
+        join = in_thread(lp, client)
+        run_loop(lp)
+        join()
+        self.assertEqual(got[1000], (1000, 4000))
+        for low in (2 ** 61 + 1, 2 ** 62, sys.maxsize):
+            self.assertEqual(got[low], (low, sys.maxsize), low)
+        self.assertIn("must be >= 0", got["neg"])
+
     def test_abort_drops_output(self):
         lp, ev = self.loop, self.events
 
