@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define DEFAULT_READ_SIZE (64 * 1024)
@@ -307,6 +308,59 @@ static void take_gil(c1m_loop *cl, int timeout_ms, void *ud)
     PyEval_RestoreThread(ts);
 }
 
+/* A signal with a loop's handler is blocked, for the loop's signalfd, only
+ * in the thread that added the handler (sigprocmask): any other thread (one
+ * started before, or by a library) takes a process-directed one with its
+ * disposition, the default for most (the process died of SIGUSR1). While a
+ * handler is registered the disposition is this forwarder, which sends the
+ * signal on to that thread (tgkill: async-signal-safe), where the signalfd
+ * reads it. Process-wide like a disposition: set with the GIL held, read by
+ * the handler; the previous action is put back when the last loop's handler
+ * for the signal goes. */
+static struct {
+    pid_t pid, tid;            /* where to forward; tid 0: drop */
+    int users;                 /* loops with a handler for the signal */
+    struct sigaction prev;
+} sig_fwd[NSIG];
+
+static void forward_signal(int signo)
+{
+    int e = errno;
+    pid_t pid = __atomic_load_n(&sig_fwd[signo].pid, __ATOMIC_RELAXED);
+    pid_t tid = __atomic_load_n(&sig_fwd[signo].tid, __ATOMIC_RELAXED);
+    pid_t me = (pid_t)syscall(SYS_gettid);
+    /* never to itself: the target thread has it blocked, so runs this only
+     * while its handler is being removed (the signal is then dropped) */
+    if (tid > 0 && tid != me && pid == getpid())
+        (void)syscall(SYS_tgkill, pid, tid, signo);
+    errno = e;
+}
+
+static int hook_signal(int signo)
+{
+    if (sig_fwd[signo].users == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = forward_signal;
+        sa.sa_flags = SA_RESTART;
+        sigfillset(&sa.sa_mask);
+        if (sigaction(signo, &sa, &sig_fwd[signo].prev) < 0)
+            return -1;
+    }
+    sig_fwd[signo].users++;
+    __atomic_store_n(&sig_fwd[signo].pid, getpid(), __ATOMIC_RELAXED);
+    __atomic_store_n(&sig_fwd[signo].tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    return 0;
+}
+
+static void unhook_signal(int signo)
+{
+    if (sig_fwd[signo].users <= 0 || --sig_fwd[signo].users > 0)
+        return;
+    __atomic_store_n(&sig_fwd[signo].tid, 0, __ATOMIC_RELAXED);
+    (void)sigaction(signo, &sig_fwd[signo].prev, NULL);
+}
+
 static void on_signal(c1m_loop *cl, int signo, void *ud)
 {
     (void)cl;
@@ -486,6 +540,7 @@ static void loop_teardown(C1mLoop *lp)
             continue;
         if (cl)
             (void)c1m_loop_signal(cl, s, NULL, NULL);
+        unhook_signal(s);
         Py_CLEAR(lp->sig[s]);
     }
     if (lp->wake_fd >= 0) {
@@ -865,9 +920,18 @@ static PyObject *loop_add_signal_handler(C1mLoop *lp, PyObject *const *args, Py_
     C1mHandle *h = c1m_handle_new(lp, H_SIGNAL, args[1], args + 2, nargs - 2);
     if (!h)
         return NULL;
-    if (!lp->sig[sig] && c1m_loop_signal(lp->cl, sig, on_signal, lp) < 0) {
-        Py_DECREF(h);
-        return PyErr_SetFromErrno(PyExc_OSError);
+    if (!lp->sig[sig]) {
+        if (c1m_loop_signal(lp->cl, sig, on_signal, lp) < 0) {
+            Py_DECREF(h);
+            return PyErr_SetFromErrno(PyExc_OSError);
+        }
+        if (hook_signal(sig) < 0) {
+            int e = errno;
+            (void)c1m_loop_signal(lp->cl, sig, NULL, NULL);
+            Py_DECREF(h);
+            errno = e;
+            return PyErr_SetFromErrno(PyExc_OSError);
+        }
     }
     Py_XSETREF(lp->sig[sig], (PyObject *)h);
     Py_RETURN_NONE;
@@ -882,6 +946,7 @@ static PyObject *loop_remove_signal_handler(C1mLoop *lp, PyObject *arg)
         Py_RETURN_FALSE;
     if (c1m_loop_signal(lp->cl, sig, NULL, NULL) < 0)
         return PyErr_SetFromErrno(PyExc_OSError);
+    unhook_signal(sig);
     Py_CLEAR(lp->sig[sig]);
     Py_RETURN_TRUE;
 }
@@ -1037,7 +1102,8 @@ static PyMethodDef loop_methods[] = {
          "call_soon_threadsafe(callback, *args)\n--\n\ncall_soon from any thread."),
     FAST("add_signal_handler", loop_add_signal_handler,
          "add_signal_handler(sig, callback, *args)\n--\n\nRun callback(*args) from the loop "
-         "when sig arrives (signalfd; the signal is blocked in this thread)."),
+         "when sig arrives (signalfd; the signal is blocked in this thread, and "
+         "forwarded to it from any other thread that takes it)."),
     {"remove_signal_handler", C1M_METH(loop_remove_signal_handler), METH_O,
      "remove_signal_handler(sig)\n--\n\nTrue if a handler was removed."},
     {"create_server", C1M_METH(loop_create_server), METH_VARARGS | METH_KEYWORDS,

@@ -847,6 +847,44 @@ class TestSignals(unittest.TestCase):
         self.assertIn("removed True", out)
         self.assertIn("alive []", out)
 
+    def test_signal_taken_by_another_thread_runs_the_handler(self):
+        # The signal is blocked (for the signalfd) only in the thread that
+        # added the handler: a thread started before took a process-directed
+        # SIGUSR1 with its default action and the process died (asyncio runs
+        # the handler). After remove_signal_handler, the previous disposition.
+        code = """
+            import os, signal, threading, c1m
+            lp = c1m.Loop()
+            go, done = threading.Event(), threading.Event()
+            def other():            # a thread from before the handler
+                go.wait(5)
+                for _ in range(3):
+                    os.kill(os.getpid(), signal.SIGUSR1)
+                done.set()
+            th = threading.Thread(target=other)
+            th.start()
+            got = []
+            lp.add_signal_handler(signal.SIGUSR1, got.append, "usr1")
+            lp.call_soon(go.set)
+            lp.call_later(5, lambda: (print("watchdog"), lp.stop()))
+            def check():
+                if done.is_set() and got:
+                    lp.stop()
+                else:
+                    lp.call_later(0.01, check)
+            check()
+            lp.run_forever()
+            th.join()
+            print("removed", lp.remove_signal_handler(signal.SIGUSR1))
+            lp.close()
+            print("alive", got[:1])
+        """
+        rc, out, err = run_py(code)
+        self.assertEqual(rc, 0, "exit %d\n%s%s" % (rc, out, err))
+        self.assertIn("alive ['usr1']", out)
+        self.assertIn("removed True", out)
+        self.assertNotIn("watchdog", out)
+
     def test_sigint_keyboard_interrupt_while_waiting(self):
         # Python's own SIGINT handler (no add_signal_handler): KeyboardInterrupt
         # out of run_forever while it blocks in epoll_wait.
