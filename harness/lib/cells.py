@@ -21,7 +21,7 @@ def num(v):
         return None
     try:
         f = float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # (OverflowError: an int past a float's range)
         return None
     return f if f == f else None    # NaN is not a measurement
 

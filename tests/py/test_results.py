@@ -321,6 +321,21 @@ class TestRampCurve(TmpDir):
         self.assertEqual([r["ramp_file"] for r in runstore.read_runs(d)],
                          ["ramp/c-2k-1.csv", "ramp/c-2k-1.csv", ""])
 
+    def test_a_client_start_past_a_floats_range_is_refused_not_a_traceback(self):
+        # a 400-digit integer (JSON reads it): float() raised OverflowError out
+        # of cells.num, a traceback; now no curve, and the readers' check refuses it
+        d = self.subdir("run")
+        os.makedirs(os.path.join(d, "runs", "c-2k-1"))
+        with open(os.path.join(d, "runs", "c-2k-1", "ramp.csv"), "w") as f:
+            f.write(self.SAMPLES)
+        path = os.path.join(self.dir, "result.json")
+        with open(path, "w") as f:
+            f.write('{"contender": "c", "tier": 2000, "client_start_unix_ms": 1%s}' % ("0" * 400))
+        rc, _, err = run_main("row", d, path, "run_dir=runs/c-2k-1")
+        self.assertEqual(rc, 2, err)
+        self.assertIn("client_start_unix_ms an integer of", err)
+        self.assertFalse(os.path.exists(os.path.join(d, "runs.jsonl")))
+
     def test_no_client_start_no_curve(self):
         d, stored = self.record(t_accept_s=1.5)
         self.assertEqual(stored["ramp_file"], "")
