@@ -179,8 +179,6 @@ def main():
                     help="the servers' stderr, one file per run (default: the --perf-record "
                          "directory, else a new directory under /tmp)")
     a = ap.parse_args()
-    if os.geteuid() != 0:
-        ap.error("needs root (network namespaces)")
     if not (1 <= a.conns <= 2000000 and 1 <= a.worker_conns and 1 <= a.rounds <= 100):
         ap.error("--conns 1..2m, --worker-conns >= 1, --rounds 1..100")
     a.build = os.path.abspath(a.build)
@@ -197,9 +195,13 @@ def main():
     if unknown:
         ap.error("--contenders: unknown contender(s) %s (known: %s)"
                  % (", ".join(unknown), ", ".join(contenders.LADDER)))
+    if not specs:
+        ap.error("--contenders: names no contender")
     names = [s[0] for s in specs]
     if len(set(names)) != len(names):
         ap.error("--contenders: a label appears twice")
+    if os.geteuid() != 0:
+        ap.error("needs root (network namespaces)")
     if a.perf_record:
         os.makedirs(a.perf_record, exist_ok=True)
     if a.log_dir:
