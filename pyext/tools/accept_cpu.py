@@ -46,6 +46,7 @@ import contenders  # noqa: E402  (the registry: one home for a contender's comma
 PORT = 9000
 READY_S = 30
 RAMP_S = 300
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def sh(*args, check=True, **kw):
@@ -148,21 +149,29 @@ class Run:
                 "complete": alive}
 
     def close(self):
-        for p, grace in ((self.perf, 30), (self.client, 30), (self.server, 60)):
-            if p is None or p.poll() is not None:
-                continue
-            p.send_signal(signal.SIGINT if p is self.perf else signal.SIGTERM)
-            try:
-                p.wait(grace)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        if self.ns_made:
-            sh("ip", "netns", "del", self.ns, check=False)
+        # The stop signals are held (blocked, by what this starts too) until
+        # everything is stopped, then delivered: a second ^C or SIGTERM in
+        # here raised KeyboardInterrupt out of a wait and left the server, its
+        # namespace and its counters file behind.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
         try:
-            os.unlink(self.stats)
-        except OSError:
-            pass
+            for p, grace in ((self.perf, 30), (self.client, 30), (self.server, 60)):
+                if p is None or p.poll() is not None:
+                    continue
+                p.send_signal(signal.SIGINT if p is self.perf else signal.SIGTERM)
+                try:
+                    p.wait(grace)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+            if self.ns_made:
+                sh("ip", "netns", "del", self.ns, check=False)
+            try:
+                os.unlink(self.stats)
+            except OSError:
+                pass
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def main():
@@ -210,7 +219,7 @@ def main():
         a.log_dir = a.perf_record or tempfile.mkdtemp(prefix="c1m-accept-cpu-")
     print("accept_cpu: server logs in %s" % a.log_dir, file=sys.stderr)
     # a stop signal ends the current run through its close() (KeyboardInterrupt)
-    for s in (signal.SIGTERM, signal.SIGHUP):
+    for s in STOP_SIGNALS[1:]:
         signal.signal(s, signal.default_int_handler)
     rows = []
     out = open(a.json, "a") if a.json else None
