@@ -27,6 +27,7 @@ stderr why a failed run failed. Exit: 0 the run counts, 1 it failed (or its
 record cannot be read), 2 usage.
 """
 import json
+import math
 import os
 import sys
 
@@ -49,16 +50,18 @@ def by_pid(text):
 
 
 def _f(v):
+    """V as a finite float, or None (a measure is JSON: no inf, no NaN)."""
     try:
-        return float(v)
-    except (TypeError, ValueError):
+        f = float(v)
+    except (TypeError, ValueError, OverflowError):     # (OverflowError: an int past a float's range)
         return None
+    return f if math.isfinite(f) else None
 
 
 def _i(v):
     try:
         return int(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # (OverflowError: int() of an infinite float)
         return None
 
 

@@ -116,6 +116,17 @@ class Measure(unittest.TestCase):
         self.assertEqual(am.by_pid("11:5 x 12:y :3 13:4,14:2"), {"11": 5, "13": 4, "14": 2})
         self.assertEqual(am.by_pid("11:\u00b2 \u00b3:4 12:6"), {"12": 6})     # (int() raised ValueError)
         self.assertEqual(am.perf_state(None), ("unavailable", "not recorded"))
+
+    def test_figures_past_a_floats_range_read_as_unknown(self):
+        # observations.json with a tick count of 1e400 (JSON reads inf) or a
+        # time of 400 digits: int()/float() raised OverflowError, a traceback
+        # and no measure; now the figure is unknown (null)
+        obs = dict(OBS, cpu1=1e400, t1=int("1" + "0" * 400), hold_b=float("nan"))
+        rc, _, err = self.run_dir(None, obs)
+        self.assertEqual(rc, 0, err)
+        ramp, hold = self.load("measure-ramp.json"), self.load("measure-hold.json")
+        self.assertEqual((ramp["cpu_ticks"], ramp["window_s"], hold["window_s"]), (None, None, None))
+        self.assertEqual(ramp["cpu_ns"], 1000 + 40000 + 40000)
         self.assertEqual(am.perf_state("odd"), ("failed", ""))
 
 
