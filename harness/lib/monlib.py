@@ -15,6 +15,7 @@ import sys
 import time
 
 import c1m_root  # noqa: F401  (py_server.cli_rules)
+import runstore
 from py_server.cli_rules import ascii_digits
 
 # c1m-stat --wait's largest N (c_server/server/stat_main.c): past it, it
@@ -143,9 +144,10 @@ def append(path, obj):
 def load(path, missing_ok=True):
     """The JSON objects of PATH's lines ([] without the file, if MISSING_OK). A
     line that is none (cut by a kill or a full disk, not text) is skipped: the
-    others still count. OSError when PATH cannot be read."""
+    others still count. OSError when PATH cannot be read or is no regular file
+    (runstore.open_regular: a FIFO held the summary in open() for ever)."""
     try:
-        with open(path, errors="replace") as f:
+        with runstore.open_regular(path, errors="replace") as f:
             lines = f.readlines()
     except FileNotFoundError:
         if not missing_ok:

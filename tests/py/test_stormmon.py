@@ -8,7 +8,7 @@ import tempfile
 import unittest
 
 HERE = os.path.dirname(__file__)
-import util  # noqa: E402,F401  (harness/lib on sys.path)
+import util  # noqa: E402  (harness/lib on sys.path)
 import stormmon as st  # noqa: E402
 
 
@@ -129,6 +129,20 @@ class Damaged(unittest.TestCase):
         self.assertEqual((s["end"], s["failed"]), ("recovered", ""))
         s = st.summarize(rows[:-1] + [dict(rows[-1], why=None, counters=[1])], t_kill(rows))
         self.assertEqual((s["end"], s["why"]), ("recovered", ""))
+
+    def test_a_fifo_in_place_of_the_file_is_unreadable_not_a_hang(self):
+        # monlib.load: open() of a FIFO waited for a writer for ever (stormmon
+        # and stallmon summary hung); now exit 1, said
+        import subprocess
+        import sys
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "storm.jsonl")
+            os.mkfifo(path)
+            for tool, args in (("stormmon.py", ["--t-kill", "1"]), ("stallmon.py", [])):
+                r = subprocess.run([sys.executable, os.path.join(util.LIB, tool), "summary", path] + args,
+                                   capture_output=True, text=True, timeout=20)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertIn("not a regular file", r.stderr)
 
     def test_a_field_that_is_no_figure_is_unknown_and_arguments_finite(self):
         # a PSS of "3" (TypeError in max()), an end time of NaN: skipped like a
