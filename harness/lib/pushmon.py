@@ -36,6 +36,7 @@ import sys
 import time
 
 import monlib
+import runstore
 from monlib import stat_get
 
 REACHED = re.compile(rb"^c1m-client: push window reached all ([0-9]+) reading connections, "
@@ -45,14 +46,16 @@ POLL_S = 0.05
 
 class LogLines:
     """The complete lines appended to a file since the last call (a client's
-    log, read as it grows; a missing file has none yet)."""
+    log, read as it grows; a missing file, or one that is no regular file,
+    has none: runstore.open_regular, as a FIFO there held the watch in open(),
+    deaf to its stop signals)."""
 
     def __init__(self, path):
         self.path, self.off, self.part = path, 0, b""
 
     def new(self):
         try:
-            with open(self.path, "rb") as f:
+            with runstore.open_regular(self.path, mode="rb") as f:
                 f.seek(self.off)
                 data = f.read(1 << 20)
         except OSError:

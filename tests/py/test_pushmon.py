@@ -105,6 +105,21 @@ class Watch(unittest.TestCase):
         self.assertGreaterEqual(float(j["record"]["broadcast_server_s"]), 0.3)
         self.assertLess(float(j["record"]["broadcast_server_s"]), 5)
 
+    def test_a_fifo_for_the_client_log_is_no_line_not_a_hang(self):
+        # open() of a FIFO waited for a writer, SIGTERM only noted by the
+        # handler: the watch outlived its PUSH_WAIT and its stop (push.sh
+        # killed it 5 s later); now the log has no line: broadcast-timeout
+        os.unlink(self.log)
+        os.mkfifo(self.log)
+        p = self.start("--pushed0", "100", wait=1)
+        j = self.result(p)
+        self.assertEqual(j["failed"], "broadcast-timeout")
+        p = self.start("--pushed0", "100")
+        time.sleep(0.5)
+        p.terminate()
+        p.communicate(timeout=5)
+        self.assertEqual(p.returncode, 130)
+
     def test_started_before_the_signal_it_waits_for_its_go_file(self):
         go = os.path.join(self.d, "go")
         p = subprocess.Popen([sys.executable, PUSHMON, "broadcast", "--stats", "s", "--c1m-stat", self.stat,
