@@ -3,6 +3,15 @@
 # Sourced by every harness script. Cleanup actions run last-registered first,
 # exactly once, also after Ctrl-C, so an interrupted run leaves nothing behind.
 
+# A script started with stdin, stdout or stderr closed (`>&-`, `2>&-`) has
+# /dev/null there: on a closed stdout every `awk 'BEGIN{exit !(...)}'` test
+# exits 2 (awk cannot close it), so the quiet gate neither passed nor timed out
+# (bench.sh >&- with QUIET_MAX=1 waited 600 s and on); and a file a closed
+# number is reused for would take the script's output.
+{ true 3<&0; } 2>/dev/null || exec </dev/null
+{ true 3>&1; } 2>/dev/null || exec >/dev/null
+true 3>&2 || exec 2>/dev/null       # (its complaint goes to the closed stderr: unseen)
+
 C1M_ROOT=${C1M_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 BUILD=${BUILD:-$C1M_ROOT/build}
 PYTHON=${PYTHON:-$(test -x /usr/bin/python3 && echo /usr/bin/python3 || command -v python3)}

@@ -81,3 +81,18 @@ stopped() {
     [[ $OUT == *"record written"* ]] || fail "the cleanup's record.py was killed by the second ^C: $OUT"
     [[ $OUT != *Traceback* ]] || fail "$OUT"
 }
+
+@test "traps: a script started with stdout, stderr or stdin closed has /dev/null there (awk's tests still answer)" {
+    # bench.sh >&-: every `awk 'BEGIN{exit !(...)}'` exited 2 on the closed
+    # stdout, and the quiet gate neither passed nor timed out (QUIET_MAX=1:
+    # still waiting after 600 s)
+    bash -c 'set -u; C1M_ROOT=$1; source "$1/harness/lib/common.sh"
+        awk "BEGIN{exit !(2 >= 1)}"; echo "awk=$?" >> "$2"
+        readlink /proc/$$/fd/0 /proc/$$/fd/1 /proc/$$/fd/2 >> "$2"' - "$C1M_ROOT" "$BATS_TEST_TMPDIR/out" \
+        <&- >&- 2>&-
+    run cat "$BATS_TEST_TMPDIR/out"
+    assert_output "awk=0
+/dev/null
+/dev/null
+/dev/null"
+}
