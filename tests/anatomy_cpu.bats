@@ -350,6 +350,7 @@ EOF
     for p in "${started[@]}"; do ! kill -0 "$p" 2>/dev/null || fail "pid $p (from $state) still runs"; done
     after=$(ls -d /tmp/c1m-perf-ctl.* 2>/dev/null | sort)
     [ "$before" = "$after" ] || fail "FIFO directories left: $(comm -13 <(echo "$before") <(echo "$after"))"
+    [ ! -e "$out/c/ramp-go" ] && [ ! -e "$out/c/ramp-go.ready" ] || fail "the ramp's go files left: $(ls "$out/c")"
 }
 
 @test "anatomy-cpu: bad settings exit 2 naming the knob, before anything is created" {

@@ -162,6 +162,7 @@ ramp_watch_start() {
     local watch=off
     [ "$quiet" = 1 ] || { watch=line; [ "$PROGRESS_TTY" = 1 ] && watch=tty; }
     rm -f "$out/ramp-end.json" "$out/ramp-go" "$out/ramp-go.ready"
+    on_exit rm -f "$out/ramp-go" "$out/ramp-go.ready"     # (a run stopped in its ramp: its go files)
     "$PYTHON" "$C1M_ROOT/harness/lib/rampmon.py" watch --out "$out/ramp-end.json" --stats "$stats" \
         --c1m-stat "$BUILD/c1m-stat" --conns "$conns" --server "$spid" --go "$out/ramp-go" \
         --timeout "$timeout" --ramp-stall "$ramp_stall" --min-available "$min_avail" \
