@@ -238,7 +238,7 @@ def judge_or_fail(rec, obs, ncpu):
     the reason: the run keeps a result.json saying so rather than none."""
     try:
         return judge(rec, obs, ncpu)
-    except (ValueError, TypeError, KeyError, ZeroDivisionError) as e:
+    except (ValueError, TypeError, KeyError, ZeroDivisionError, OverflowError) as e:
         r = dict(rec)
         r["status"] = "harness-error"
         r["note"] = "the judge could not read the run's observations (%s: %s); see observations.json" % (

@@ -81,8 +81,9 @@ def wait_go(path, parse, stop, root=None):
     of the timed window: creates PATH.ready once it waits, then polls PATH
     every 2 ms until parse(go_words(PATH)) is not None, and returns that.
     None when a stop signal came (stop_flag) or the process ROOT is gone;
-    OSError when PATH.ready cannot be created."""
-    open(path + ".ready", "w").close()
+    OSError when PATH.ready cannot be created (a FIFO in its place: ENXIO,
+    not an open() waiting for a reader that never comes)."""
+    os.close(os.open(path + ".ready", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o644))
     while True:
         words = go_words(path)
         got = parse(words) if words is not None else None

@@ -289,7 +289,7 @@ def cmd_get(args):
     if len(args) < 2:
         usage("get: needs FILE and at least one KEY")
     try:
-        with open(args[0]) as f:
+        with runstore.open_regular(args[0]) as f:     # (a FIFO there held it for ever)
             rec = json.load(f)
     except (OSError, ValueError, RecursionError) as e:
         print(f"record.py: cannot read {args[0]}: {e}", file=sys.stderr)

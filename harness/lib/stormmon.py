@@ -53,7 +53,7 @@ def tcp_counters(path):
         return {}
     if len(lines) < 2:
         return {}
-    return {COUNTERS[n]: int(v) for n, v in zip(lines[0][1:], lines[1][1:]) if n in COUNTERS and v.isdigit()}
+    return {COUNTERS[n]: int(v) for n, v in zip(lines[0][1:], lines[1][1:]) if n in COUNTERS and monlib.ascii_digits(v)}
 
 
 def pss_kib(pids):

@@ -135,6 +135,14 @@ class Judge(unittest.TestCase):
         self.assertEqual((r["status"], r["flags"]), ("harness-error", "x;judge-failed"))
         self.assertIn("ValueError", r["note"])
         self.assertEqual(r["accepted"], 1000)
+        # a reading past a float's range (a hand-edited observations.json)
+        huge = dict(obs, machine0="1 2", machine1="5 9", hold_a="1.0", hold_b="1.0", hold_c="2.0",
+                    hold_d="2.0", hold_cpu0="1", hold_cpu1="1" + "0" * 400)
+        with self.assertRaises(OverflowError):
+            judge.judge(good, huge, 2)
+        r = judge.judge_or_fail(good, huge, 2)
+        self.assertEqual(r["status"], "harness-error")
+        self.assertIn("OverflowError", r["note"])
 
     def test_every_status_of_the_storm_watch_stands(self):
         # stormmon.judge's failures reach the judge through scenario_fail; one

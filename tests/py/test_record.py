@@ -202,6 +202,11 @@ class RecordTest(TmpDir):
         p = run(RECORD, "get", os.path.join(self.dir, "nope.json"), "status")
         self.assertEqual(p.returncode, 1)
         self.assertIn("cannot read", p.stderr)
+        fifo = os.path.join(self.dir, "fifo.json")       # held get in open() for ever
+        os.mkfifo(fifo)
+        p = run(RECORD, "get", fifo, "status")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not a regular file", p.stderr)
 
 
 def sample(t0, t1, total, outside=0, top=(), ksoftirqd=0, init=0, steal=0, softirq=0, **more):

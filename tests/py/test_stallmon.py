@@ -302,6 +302,13 @@ class Recorded(unittest.TestCase):
                 sm.main(["sample", "--out", "/nonexistent/x"] + bad)
             self.assertEqual(e.exception.code, 2, bad)
             self.assertIn("argument %s: expects" % bad[0], err.getvalue())
+        # the knobs' arithmetic stays finite (--push-every 1e308 was an OverflowError)
+        for bad in (["--push-every", "1e308"], ["--page", "9" * 20], ["--push-bytes", "9" * 20]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as e:
+                sm.main(["steady-s"] + bad)
+            self.assertEqual(e.exception.code, 2, bad)
+            self.assertIn("argument %s: at most" % bad[0], err.getvalue())
 
 
 if __name__ == "__main__":
