@@ -118,7 +118,7 @@ fixture() {
     assert_line --regexp '^  usable memory now [0-9]+ MiB \(MemAvailable less SReclaimable\), guard floor MIN_AVAILABLE_MIB=[0-9]+: '
     assert_line --partial "the whole Slab delta, reclaimable caches included"
     assert_line --regexp '^  predicted: the guard stops c at (29|30),[0-9]{3} connections$'
-    assert_line --regexp '^    sudo make bench TIERS=4[0-9]k CONTENDERS=c MIN_AVAILABLE_MIB=[0-9]+ MEM_GUARD_MIB=1048576 '
+    assert_line --regexp '^    make bench TIERS=4[0-9]k CONTENDERS=c MIN_AVAILABLE_MIB=[0-9]+ MEM_GUARD_MIB=1048576 '
     [ -s "$BATS_TEST_TMPDIR/val/capacity-prediction.json" ]
     run harness/capacity --check "$BATS_TEST_TMPDIR/val"
     assert_failure 1
