@@ -3,6 +3,15 @@
 # Sourced by every harness script. Cleanup actions run last-registered first,
 # exactly once, also after Ctrl-C, so an interrupted run leaves nothing behind.
 
+# Until the cleanup's traps are set (below), a stop signal is noted and acted
+# on there: it killed run_one.sh (143) in its first milliseconds, the children
+# of its command substitutions writing into a dead shell's pipe ("pwd: write
+# error"). Nothing exists to clean yet.
+_C1M_EARLY_STOP=""
+trap '_C1M_EARLY_STOP=INT' INT
+trap '_C1M_EARLY_STOP=TERM' TERM
+trap '_C1M_EARLY_STOP=HUP' HUP
+
 # A script started with stdin, stdout or stderr closed (`>&-`, `2>&-`) has
 # /dev/null there: on a closed stdout every `awk 'BEGIN{exit !(...)}'` test
 # exits 2 (awk cannot close it), so the quiet gate neither passed nor timed out
@@ -42,6 +51,7 @@ require_root() {
 # on with the rest (entries should not exit: inside the EXIT trap that ends all).
 _C1M_DEFER_WORDS=() _C1M_DEFER_START=() _C1M_DEFER_LEN=()
 _C1M_CLEANING=0 _C1M_IN_READ=0 _C1M_PENDING_SIGNAL=""
+_C1M_WAITING=""     # (nap and waited's step, below: the cleanup reads it from the start)
 on_exit() {
     [ $# -gt 0 ] || return 0
     _C1M_DEFER_START+=("${#_C1M_DEFER_WORDS[@]}")
@@ -100,6 +110,9 @@ honour_sigint() {
     if [ -n "${C1M_SIGINT_RESET:-}" ]; then unset C1M_SIGINT_RESET; return 0; fi
     ign=$(awk '/^SigIgn:/{print $2}' "/proc/$$/status" 2>/dev/null)
     [[ $ign =~ ^[0-9a-fA-F]{1,16}$ ]] && (( 0x$ign & 2 )) || return 0   # bit 1: SIGINT
+    # default actions across the exec: a signal taken by a trap now would be
+    # gone with this image (the run went on, ok, after its SIGTERM)
+    trap - INT TERM HUP
     C1M_SIGINT_RESET=1 exec env --default-signal=INT "$BASH" "$@"
 }
 # progress FORMAT ARGS...: a run's live progress line on stderr, redrawn in
@@ -138,9 +151,8 @@ heartbeat_auto() {
 # up to S seconds holding the script's stdout and stderr (SIGINT to the group
 # does not end it: an `&` child ignores SIGINT), and a reader of them (a pipe,
 # `$(...)`, a test's `run`) waited for it after the script had exited 130.
-# _C1M_WAITING: the background step nap or waited is waiting for (one at a
+# _C1M_WAITING (set empty at the top): the background step nap or waited is waiting for (one at a
 # time: the shell waits for it), which the cleanup ends.
-_C1M_WAITING=""
 nap() { sleep "$1" & _C1M_WAITING=$!; wait "$_C1M_WAITING"; _C1M_WAITING=""; }
 
 # timed_read SECONDS FD [VAR]: the builtin read of a line from FD, for at
@@ -318,3 +330,5 @@ is_cpu_list() {
 }
 tier_max() { awk '/^MemTotal:/{print int($2 / 8)}' /proc/meminfo; }
 
+# a stop signal noted before the traps were set (at the top): acted on now
+[ -z "$_C1M_EARLY_STOP" ] || _c1m_on_signal "$_C1M_EARLY_STOP"

@@ -96,3 +96,22 @@ stopped() {
 /dev/null
 /dev/null"
 }
+
+@test "traps: a stop signal in a script's first milliseconds (sourcing, the registry's Python) ends it, quietly, never lost" {
+    # SIGTERM 0-36 ms after run_one.sh started killed it (143) with a Python
+    # child's BrokenPipeError on the terminal, and once (the re-exec that resets
+    # SIGINT) the signal was lost and the run went on to `ok`. BUILD names no
+    # binaries: a signal that comes late ends it at that check (exit 1), not in a run.
+    local i rc out seen=""
+    for i in $(seq 0 11); do
+        out=$( { env BUILD="$BATS_TEST_TMPDIR/nobuild" C1M_STATE_ROOT="$BATS_TEST_TMPDIR/state" \
+                     "$C1M_ROOT/harness/run_one.sh" --contender c --conns 2k --out "$BATS_TEST_TMPDIR/out-$i" &
+                 p=$!; sleep "0.0$(printf %02d $(( (i % 10) * 4 )))"; kill -TERM "$p"; wait "$p"; echo "rc=$?"; } 2>&1 )
+        rc=${out##*rc=} rc=${rc%%[^0-9]*}
+        case $rc in 130|143|1) ;; *) fail "try $i: exit $rc: $out" ;; esac
+        [[ $out != *BrokenPipeError* && $out != *Traceback* ]] || fail "try $i: $out"
+        [ ! -e "$BATS_TEST_TMPDIR/out-$i" ] || [ "$rc" = 1 ] || fail "try $i: created its OUT and exited $rc"
+        seen+="$rc "
+    done
+    [[ $seen == *130* ]] || fail "no try was stopped by its trap: $seen"
+}
