@@ -427,9 +427,12 @@ perf stopped, data written"
 # into OUT) with a stand-in perf whose `perf script` of the probe's data, or of
 # a run's, first sleeps 60 s; SIGTERM to it once that script runs. Sets fake
 # (the stand-in), log, rc (the exit status) and took (seconds from the signal
-# to the exit).
+# to the exit). Skips without root or perf.
 stop_in_slow_script() {
     local match='==' started=$BATS_TEST_TMPDIR/script.started pid t0
+    need_root
+    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
+    cd "$C1M_ROOT"
     [ "$1" = run ] && match='!='
     out=$2 fake=$BATS_TEST_TMPDIR/perf log=$BATS_TEST_TMPDIR/$1.log
     printf '#!/bin/bash\nif [ "$1" = script ] && [[ $3 %s /tmp/c1m-perf-probe* ]]; then echo started > %q; sleep 60; fi\nexec %q "$@"\n' \
@@ -448,9 +451,6 @@ stop_in_slow_script() {
 
 @test "anatomy-cpu: SIGTERM while perf script folds a phase: exit 130 at once, no perf script, fold or FIFO left" {
     # the foreground pipeline held the signal until perf script ended (SCRIPT_TIMEOUT)
-    need_root
-    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
-    cd "$C1M_ROOT"
     stop_in_slow_script run "$BATS_TEST_TMPDIR/fold"
     [ "$rc" = 130 ] || fail "exit $rc: $(cat "$log")"
     [ "$took" -lt 20 ] || fail "the stop took $took s"
@@ -461,9 +461,6 @@ stop_in_slow_script() {
 
 @test "anatomy-cpu: SIGTERM during the perf probe: exit 130 at once, no probe left" {
     # the probe's steps ran in the foreground: a stop waited up to their 30 s timeout
-    need_root
-    command -v perf >/dev/null || skip "needs perf (apt-get install linux-perf; make test installs it)"
-    cd "$C1M_ROOT"
     stop_in_slow_script probe "$BATS_TEST_TMPDIR/probe"
     [ "$rc" = 130 ] || fail "exit $rc: $(cat "$log")"
     [ "$took" -lt 10 ] || fail "the stop took $took s"

@@ -199,6 +199,16 @@ def finite(text):
     return v
 
 
+def at_most(conv, top):
+    """An argparse type: CONV's value (another of these types), at most TOP."""
+    def check(text):
+        v = conv(text)
+        if v > top:
+            raise argparse.ArgumentTypeError("at most %g, not %s" % (top, text))
+        return v
+    return check
+
+
 def conns(text):
     """An argparse type: a connection count c1m-stat --wait can wait for,
     1..WAIT_MAX."""

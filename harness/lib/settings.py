@@ -41,7 +41,7 @@ TARGETS = [
     ("anatomy-cpu", "~35 s a contender at 300k", "the server's CPU per accepted connection by layer, with perf (root)"),
     ("fuzz", "~70 s", "the libFuzzer targets, FUZZ_SECONDS in all (clang)"),
     ("docs", "~2 s", "render the figures of README.md and docs/ and results/README.md from the committed results"),
-    ("docs-check", "~2 s", "fail, naming FILE:LINE, where a document's figure differs from the data"),
+    ("docs-check", "~4 s", "fail, naming FILE:LINE, where a document's figure differs from the data"),
     ("clean", "instant", "remove build/, build-san/ and pyext/build"),
     ("c", "~3 s", "the C programs and C unit tests only (part of build)"),
     ("pyext", "~2 s", "the Python extension only (part of build)"),

@@ -39,7 +39,6 @@ sockets, their Send-Q and their write memory per stalled peer (ss_sum).
 
 Exit: 0 done, 1 FILE unreadable, 2 usage. Standard library only.
 """
-import argparse
 import csv
 import json
 import math
@@ -407,23 +406,14 @@ def usage(msg=None):
     monlib.usage("stallmon.py", __doc__, msg)
 
 
-def at_most(conv, top):
-    """An argparse type: CONV's value, at most TOP (steady_s's arithmetic
-    stays finite: --push-every 1e308 was an OverflowError traceback)."""
-    def check(text):
-        v = conv(text)
-        if v > top:
-            raise argparse.ArgumentTypeError("at most %g, not %s" % (top, text))
-        return v
-    return check
-
-
 def knobs(ap):
-    ap.add_argument("--steady", type=at_most(monlib.positive(int), 31536000), default=10)
-    ap.add_argument("--push-bytes", type=at_most(monlib.positive(int), 1 << 30), default=1024)
-    ap.add_argument("--push-every", type=at_most(monlib.positive(float), cli_rules.PUSH_EVERY_MAX),
-                    default=1.0)
-    ap.add_argument("--page", type=at_most(monlib.positive(int), 1 << 30), default=os.sysconf("SC_PAGESIZE"))
+    # bounded: steady_s's arithmetic stays finite (--push-every 1e308 was an
+    # OverflowError traceback)
+    at_most, positive = monlib.at_most, monlib.positive
+    ap.add_argument("--steady", type=at_most(positive(int), 31536000), default=10)
+    ap.add_argument("--push-bytes", type=at_most(positive(int), 1 << 30), default=1024)
+    ap.add_argument("--push-every", type=at_most(positive(float), cli_rules.PUSH_EVERY_MAX), default=1.0)
+    ap.add_argument("--page", type=at_most(positive(int), 1 << 30), default=os.sysconf("SC_PAGESIZE"))
 
 
 def main(argv):
