@@ -220,7 +220,8 @@ int c1m_opts_parse(int argc, char **argv, struct c1m_opts *o)
             break;
         case F_HOLD:
             if (c1m_parse_seconds(val, -1e300, 1e9, 1, &o->hold) < 0)
-                return bad(name, val, "expected seconds (negative or inf: until a signal)");
+                return bad(name, val, "expected seconds: 0 = no hold, negative (not -0) or inf = "
+                                      "until a signal");
             if (o->hold < 0 || isinf(o->hold))
                 o->hold = -1;
             break;

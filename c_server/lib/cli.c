@@ -156,6 +156,11 @@ int c1m_parse_seconds(const char *s, double min, double max, int allow_inf, doub
     if (*q || int_digits + frac_digits == 0 || int_digits > 15)
         return -1;
     double v = strtod(p, NULL);
+    /* "-0" (-0.0, -.0) is neither zero nor negative: a caller reads a
+     * negative value as a mode (--hold: until a signal) and -0.0 compares
+     * equal to 0 (--hold -0 was read as no hold at all) */
+    if (neg && v == 0)
+        return -1;
     if (neg)
         v = -v;
     if (!isfinite(v) || v < min || v > max)

@@ -56,7 +56,8 @@ int c1m_cli_error(const struct c1m_cli *c, const char *flag, const char *value, 
  * -1 otherwise (*out untouched). */
 int c1m_parse_long(const char *s, long min, long max, int allow_suffix, long *out);
 /* Seconds: [-]digits[.digits] (or .digits) in [min,max]; "inf"/"-inf" when
- * allow_inf. A sign only when min < 0. No exponent, hex, nan or spaces. */
+ * allow_inf. A sign only when min < 0, and never on zero ("-0" is refused:
+ * it is neither zero nor negative). No exponent, hex, nan or spaces. */
 int c1m_parse_seconds(const char *s, double min, double max, int allow_inf, double *out);
 /* A host for --host: non-empty and shorter than C1M_HOST_MAX bytes. 0 or -1. */
 int c1m_parse_host(const char *s);

@@ -36,6 +36,11 @@ setup() {
     usage_case "$CLIENT" --inflight --connections 10 --port 9 --inflight 10x
     usage_case "$CLIENT" --hold --connections 10 --port 9 --hold " 1"
     usage_case "$CLIENT" --hold --connections 10 --port 9 --hold nan
+    # a negative zero is neither zero (no hold) nor negative (until a signal):
+    # --hold -0 was read as no hold
+    usage_case "$CLIENT" --hold --connections 10 --port 9 --hold -0
+    usage_case "$CLIENT" --hold --connections 10 --port 9 --hold=-0.0
+    usage_case "$CLIENT" --hold --connections 10 --port 9 --hold -.000
     usage_case "$CLIENT" --connect-timeout --connections 10 --port 9 --connect-timeout 0x1p3
     usage_case "$CLIENT" --heartbeat --connections 10 --port 9 --heartbeat 1e1
     # c1m-stat
