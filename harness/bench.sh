@@ -119,9 +119,16 @@ uvloop_importable() { PYTHONPATH='' "$PYTHON" -c 'import uvloop' 2>/dev/null; }
 
 read_settings() {
     local t n c
-    # Set but empty is a mistake (make bench TIERS=), not "the default".
+    # Set but empty is a mistake (make bench TIERS=, OUT=$UNSET), not "the default":
+    # OUT= wrote into results/<UTC time>. Not the settings whose default is empty
+    # (SERVER_WORKER_CONNS, CLIENT_WORKER_CONNS, MEM_GUARD_MIB, CPUS_*, REMOTE_PYTHON);
+    # SCENARIO, PROFILE, RATE, PY_GC, PORTS and HOSTS say it where they are read.
     [ -n "${TIERS+x}" ] && [ -z "$TIERS" ] && bad "TIERS: set but empty (unset it for the default 300k,500k,800k,1m)"
     [ -n "${CONTENDERS+x}" ] && [ -z "$CONTENDERS" ] && bad "CONTENDERS: set but empty (unset it for every contender)"
+    for t in OUT REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL MIN_AVAILABLE_MIB SETTLE_MAX MEM_SETTLE CALIBRATE \
+             QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM APPLY_SYSCTL; do
+        [ -n "${!t+x}" ] && [ -z "${!t}" ] && bad "$t: set but empty (unset it for the default)"
+    done
     TIERS=${TIERS:-300k,500k,800k,1m}
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}

@@ -68,6 +68,18 @@ refused() {
     [ ! -e "$OUT" ] || fail "bench.sh --check created $OUT"
 }
 
+@test "harness/bench.sh: a setting set but empty is refused (2), not taken for its default (OUT= wrote into results/)" {
+    # make bench OUT= (or OUT=$UNSET) ran the suite into results/<UTC time>
+    local v
+    for v in OUT REPEAT HOLD TIMEOUT QUIET_MAX CALIBRATE MEM_SETTLE TCP_MEM; do
+        refused "$v: set but empty" env TIERS=2k CONTENDERS=c "$v=" harness/bench.sh --check
+    done
+    # the settings whose default is empty still take it
+    run timeout 20 env TIERS=2k CONTENDERS=c OUT="$OUT" SERVER_WORKER_CONNS= CLIENT_WORKER_CONNS= MEM_GUARD_MIB= \
+        CPUS_SERVER= harness/bench.sh --check
+    assert_success
+}
+
 @test "make bench: a bad setting is refused (2) before the root check, the packages and the build" {
     # make bench-args runs first: a typo'd TIERS cost no apt-get, no build, no sudo
     local build=$BATS_TEST_TMPDIR/build
