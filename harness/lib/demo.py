@@ -23,6 +23,10 @@ from runstore import read_runs, write_json
 
 # the anatomy panel: the largest types, then the rest of the gc-tracked ones
 ANATOMY_TYPES = 8
+# the longest type name the panel's axis takes, as long as its own "outside gc"
+# label: a longer one (asyncio.selector_events._SelectorSocketTransport) took
+# the panel's width from its bars
+ANATOMY_LABEL_MAX = 28
 # What measures the demo's figures properly (harness/README.md "make demo"):
 # results/reference's settings (its meta.json command), so the two compare
 # (tests/py/test_demo.py holds them to it).
@@ -80,6 +84,17 @@ def contender_rows(rows):
                 r["us"] = vals["us"][0] * 1e6 / vals["us"][1]
         out.append(r)
     return out
+
+
+def short_type(name):
+    """A type's name as the anatomy panel's axis shows it: whole up to
+    ANATOMY_LABEL_MAX characters, else its leading modules dropped (an
+    ellipsis for them) until it fits, the class's own name always kept."""
+    parts, short = name.split("."), name
+    while len(short) > ANATOMY_LABEL_MAX and len(parts) > 1:
+        parts.pop(0)
+        short = "\u2026" + ".".join(parts)
+    return short
 
 
 def measure_cmd(contenders):
@@ -153,7 +168,7 @@ def main(argv):
                 gp_num(base), gp_num(top)))
 
     # the anatomy, largest last: gnuplot draws the first row at the bottom
-    bars = [(name, b, 0) for name, b in types[:ANATOMY_TYPES]]
+    bars = [(short_type(name), b, 0) for name, b in types[:ANATOMY_TYPES]]
     rest = types[ANATOMY_TYPES:]
     if rest:
         bars.append(("(%d more types)" % len(rest), sum(b for _, b in rest), 1))

@@ -37,6 +37,34 @@ class TestDemoInput(TmpDir):
         self.assertEqual(rc, 0, err)
         self.assertIn("3756 B in gc-tracked objects (coroutine 872, ...)", out)
 
+    def test_a_long_type_name_leaves_the_panel_its_bars(self):
+        # make demo DEMO_ANATOMY=asyncio-protocol: the axis label
+        # asyncio.selector_events._SelectorSocketTransport (48 characters)
+        # took the right panel's width, its bars and bytes axis squeezed to
+        # a few pixels; the axis now shows the class's name, demo.json the whole
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok", user_bytes_per_conn=100, kernel_bytes_per_conn=8000,
+                 server_cpu_connect_s=0.1, accepted=2000)
+        long_name = "asyncio.selector_events._SelectorSocketTransport"
+        types = [{"type": long_name, "objects": 1.0, "bytes": 96.0},
+                 {"type": "py_server.protocol.LineProtocol", "objects": 1.0, "bytes": 48.0},
+                 {"type": "builtin_function_or_method", "objects": 1.0, "bytes": 72.0},
+                 {"type": "dict", "objects": 1.0, "bytes": 243.0}]
+        rc, _, err = self.run_demo(d, dict(ANATOMY, types=types))
+        self.assertEqual(rc, 0, err)
+        with open(os.path.join(self.dir, "data", "anatomy.dat"), encoding="utf-8") as f:
+            labels = [line.rsplit(" ", 2)[0].strip('"') for line in f
+                      if not line.startswith("#") and line.endswith(" 0\n")]
+        self.assertEqual(len(labels), 4, labels)
+        for label in labels:
+            self.assertLessEqual(len(label), 28, label)
+        self.assertIn("\u2026_SelectorSocketTransport", labels)
+        self.assertIn("\u2026protocol.LineProtocol", labels)
+        self.assertIn("builtin_function_or_method", labels)
+        self.assertIn("dict", labels)
+        with open(os.path.join(self.dir, "data", "demo.json")) as f:
+            self.assertEqual(json.load(f)["anatomy"]["types"][0]["type"], long_name)
+
     def test_a_damaged_anatomy_or_no_runs_is_said_not_a_traceback(self):
         # each used to end in a TypeError, ValueError, OverflowError or
         # FileNotFoundError traceback
