@@ -27,6 +27,7 @@ import collections
 import gc
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -137,6 +138,22 @@ def unavailable(loop, why, argv):
     return msg
 
 
+def fd_room(conns):
+    """The connections one worker may hold here, once the soft RLIMIT_NOFILE is
+    raised (up to the hard one: any user may) to what CONNS of them need; the
+    client this process starts inherits it. A login's soft limit is often 1024,
+    which the default 2,000 connections did not fit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = conns + cli.FD_RESERVE
+    if soft != resource.RLIM_INFINITY and soft < need:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE,
+                               (need if hard == resource.RLIM_INFINITY else min(need, hard), hard))
+        except (ValueError, OSError):
+            pass
+    return cli.nofile_limit() - cli.FD_RESERVE
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(prog="python3 -m py_server.anatomy", description=__doc__.split("\n\n")[0])
     p.add_argument("--loop", choices=("asyncio", "uvloop", "c1m") + cli.BLOCKING_LOOPS,
@@ -156,8 +173,10 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.api is None:
         a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
-    if not 1 <= a.conns <= cli.nofile_limit() - cli.FD_RESERVE:
-        p.error("--conns: 1..%d (one worker)" % (cli.nofile_limit() - cli.FD_RESERVE))
+    room = fd_room(a.conns)
+    if not 1 <= a.conns <= room:
+        p.error("--conns %d: 1..%d (one worker; this process may open %d files: ulimit -Hn)"
+                % (a.conns, room, cli.nofile_limit()))
     if not 1 <= a.port <= 65535:
         p.error("--port: 1..65535")
     if a.top < 1:

@@ -35,7 +35,7 @@ refused() {
     refused "--max-conns" env PYTHONPATH="$C1M_ROOT" "$PYTHON" -m py_server --loop asyncio --api protocol --max-conns 1x
     # py_server.anatomy names its own flag and usage (a bad --port printed py_server's usage;
     # --top 0 measured for nothing); --conns 100 fits any user's fd limit (the default
-    # 2,000 does not fit a soft limit of 1024, and is refused first: make check as nobody)
+    # 2,000 raises a soft limit of 1024, but a hard one under 2,064 refuses it first)
     local a
     for a in "--port 0" "--port 70000" "--top 0" "--top -1"; do
         # shellcheck disable=SC2086  # words
