@@ -28,7 +28,7 @@ shq = '$(subst ','\'',$(1))'
 one_path = $(if $(word 2,$($(1))),$(if $(STATUS_FILE),$(shell echo 2 > $(call shq,$(value STATUS_FILE))))$(error $(1) must be one path without spaces or tabs, not '$($(1))'))
 $(call one_path,PYTHON)
 ifneq ($(strip $(CMDLINE_VARS)),)
-SETTINGS_ERR := $(shell $(PYTHON) harness/lib/settings.py check-make \
+SETTINGS_ERR := $(shell $(PYTHON) harness/lib/settings.py check-make --goals $(call shq,$(MAKECMDGOALS)) \
 	$(foreach v,$(CMDLINE_VARS),$(call shq,$(v)=$(value $(v)))) 2>&1)
 ifneq ($(.SHELLSTATUS),0)
 $(if $(STATUS_FILE),$(shell echo 2 > $(call shq,$(value STATUS_FILE))))

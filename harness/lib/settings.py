@@ -9,7 +9,9 @@ environment variable that is clearly a misspelt one (check-make, check-env
 below), both with exit 2 and the closest known name, before anything starts.
 
   settings.py help                     make help: targets and settings, one line each
-  settings.py check-make NAME=VALUE... exit 2 on an unknown name or a bad value
+  settings.py check-make [--goals "GOAL..."] NAME=VALUE...
+                                       exit 2 on an unknown name, a bad value or a
+                                       setting every goal ignores (NOT_READ)
   settings.py check-env                exit 2 on an environment variable that is a typo
   settings.py names [TARGET]           the names (read by TARGET), one a line
 
@@ -188,9 +190,33 @@ def refuse(msg):
     return 2
 
 
-def check_make(pairs):
+# Settings of make bench that a goal running servers sets itself or never reads,
+# and the one it takes instead: `make anatomy-cpu TIERS=10k` ran its default
+# 300k, `make demo TIERS=100k` its 10k, the setting silently dropped.
+NOT_READ = {
+    "demo": {"TIERS": "DEMO_TIER", "N": "DEMO_TIER", "CONTENDERS": "DEMO_CONTENDERS",
+             "REPEAT": None, "HOLD": None, "QUIET_MAX": None, "SETTLE_MAX": None},
+    "anatomy-cpu": {"TIERS": "N", "DEMO_TIER": "N", "DEMO_CONTENDERS": "CONTENDERS",
+                    "REPEAT": None},
+}
+
+
+def not_read(name, goals):
+    """The refusal of NAME when a goal of GOALS (make's) ignores it and no goal
+    reads it, else None."""
+    targets = SETTINGS[NAMES.index(name)][3]
+    ignoring = [g for g in goals if name in NOT_READ.get(g, {})]
+    if not ignoring or any(g in targets for g in goals):
+        return None
+    g = ignoring[0]
+    instead = NOT_READ[g][name]
+    return "%s: make %s does not read it%s (make help: the targets each setting is read by)" % (
+        name, g, "; its setting is %s" % instead if instead else "")
+
+
+def check_make(pairs, goals=()):
     """make's command-line variables: every name in the table, every value
-    matching its pattern."""
+    matching its pattern, none a setting the goals ignore (NOT_READ)."""
     errs = []
     for p in pairs:
         name, _, value = p.partition("=")
@@ -198,6 +224,10 @@ def check_make(pairs):
             k, d = closest(name)
             hint = "; did you mean %s?" % k if d <= max(2, len(name) // 3) else ""
             errs.append("%s: unknown setting%s (make help lists them)" % (name, hint))
+            continue
+        why = not_read(name, goals)
+        if why:
+            errs.append(why)
             continue
         pat = SETTINGS[NAMES.index(name)][4]
         if pat and value and not re.fullmatch(pat, value):
@@ -239,7 +269,9 @@ def main(argv):
             sys.stderr.close()
         return 0
     if cmd == "check-make":
-        return check_make(argv[2:])
+        args = argv[2:]
+        goals = args[1].split() if args[:1] == ["--goals"] and len(args) > 1 else []
+        return check_make(args[2:] if args[:1] == ["--goals"] else args, goals)
     if cmd == "check-env":
         return check_env(os.environ)
     if cmd == "names":

@@ -91,6 +91,29 @@ refused() {
     [ ! -e "$OUT" ] || fail "make bench created $OUT"
 }
 
+@test "make demo and anatomy-cpu: a bench setting they ignore is refused (2) naming their own, before anything runs" {
+    # make anatomy-cpu TIERS=10k ran its default N=300k; make demo TIERS=100k its 10k
+    local a
+    for a in "anatomy-cpu TIERS=10k:TIERS: make anatomy-cpu does not read it; its setting is N" \
+             "demo TIERS=100k:TIERS: make demo does not read it; its setting is DEMO_TIER" \
+             "demo CONTENDERS=c:CONTENDERS: make demo does not read it; its setting is DEMO_CONTENDERS" \
+             "demo HOLD=5:HOLD: make demo does not read it (make help"; do
+        # shellcheck disable=SC2086  # words
+        run make -n ${a%%:*} OUT="$OUT"
+        assert_failure 2
+        assert_output --partial "${a#*:}"
+        refute_output --partial "harness/"
+    done
+    # a goal that reads it, or a setting the target passes on, is not refused
+    run make -n bench demo TIERS=10k OUT="$OUT"
+    assert_success
+    run make -n anatomy-cpu N=5k HOLD=1 OUT="$OUT"
+    assert_success
+    run make -n demo PY_GC=off DEMO_TIER=5k OUT="$OUT"
+    assert_success
+    [ ! -e "$OUT" ] || fail "make -n created $OUT"
+}
+
 @test "harness/capacity, results.py, plot.sh, run_remote.py, sendq-probe, install-deps.sh, fingerprint.py, docs.py: usage errors exit 2" {
     refused "usage" harness/capacity --bogus
     refused "--stall" harness/capacity results/none --stall 2
