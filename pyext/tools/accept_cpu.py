@@ -1,7 +1,7 @@
 """accept_cpu.py - server CPU per accepted connection over the ramp, several
 contenders in interleaved rounds (root: each run in its own network namespace).
 
-    sudo /usr/bin/python3 pyext/tools/accept_cpu.py --build build \
+    /usr/bin/python3 pyext/tools/accept_cpu.py --build build \
         [--contenders floor,c,pyext] [--conns 30000] [--worker-conns 10000] \
         [--rounds 5] [--perf-record DIR]
 

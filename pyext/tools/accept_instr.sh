@@ -2,7 +2,7 @@
 # accept_instr.sh - userspace instructions per accepted connection of one server
 # worker, counted by callgrind (repeatable on a loaded machine, unlike CPU time).
 #
-#   sudo pyext/tools/accept_instr.sh [--build DIR] c|pyext N1 N2 [N3...]
+#   pyext/tools/accept_instr.sh [--build DIR] c|pyext N1 N2 [N3...]
 #
 # For each N: the server (c1m-server, or py_server --loop c1m --api protocol) with
 # one worker under `valgrind --tool=callgrind`, in a network namespace of its own;
