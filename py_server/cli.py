@@ -239,6 +239,16 @@ def build_parser():
     return p
 
 
+def api_error(loop, api):
+    """Why --loop LOOP takes no --api API (None when it does): py_server's and
+    py_server.anatomy's message."""
+    if (loop, api) in KINDS:
+        return None
+    if loop in BLOCKING_LOOPS or api == "blocking":
+        return "argument --api: --loop gevent and --loop threads take --api blocking, and only they"
+    return "argument --api: the %s loop has no %s API; use --api protocol" % (loop, api)
+
+
 def parse(argv=None):
     """Parsed and validated configuration (an argparse.Namespace with kind,
     worker_conns and workers resolved). Exits 2 on a usage error."""
@@ -246,10 +256,7 @@ def parse(argv=None):
     cfg = p.parse_args(argv)
     kind = KINDS.get((cfg.loop, cfg.api))
     if kind is None:
-        if cfg.loop in BLOCKING_LOOPS or cfg.api == "blocking":
-            p.error("argument --api: --loop gevent and --loop threads take --api blocking, "
-                    "and only they")
-        p.error("argument --api: the c1m loop has no streams API; use --api protocol")
+        p.error(api_error(cfg.loop, cfg.api))
     if cfg.thread_stack is not None and cfg.loop != "threads":
         p.error("argument --thread-stack: only for --loop threads")
     if cfg.loop in BLOCKING_LOOPS and getattr(cfg, "push", 0):

@@ -89,5 +89,21 @@ class FdLimit(unittest.TestCase):
                       "ulimit -Hn)", r.stderr)
 
 
+class Usage(unittest.TestCase):
+    def test_a_loop_without_that_api_gets_anatomys_own_usage(self):
+        # `--loop c1m --api streams` printed py_server's usage (its parser
+        # refused the pair, after anatomy's had taken it): anatomy refuses it
+        # itself, with py_server's reason (cli.api_error, one home)
+        for loop, api, why in (("c1m", "streams", "the c1m loop has no streams API"),
+                               ("threads", "protocol", "take --api blocking, and only they")):
+            r = subprocess.run([sys.executable, "-m", "py_server.anatomy", "--loop", loop, "--api", api,
+                                "--client", "/nonexistent"], cwd=util.ROOT, capture_output=True,
+                               text=True, env=dict(os.environ, PYTHONPATH=util.ROOT))
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("python3 -m py_server.anatomy: error: argument --api: ", r.stderr)
+            self.assertIn(why, r.stderr)
+            self.assertNotIn("usage: python3 -m py_server --loop", r.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()
