@@ -206,11 +206,13 @@ docs-check:
 	@$(PYTHON) harness/lib/docs.py check
 # connections that fit per contender, seed 002's formula (docs/capacity.md):
 # RUN=results/X [MEM=64G] [STALL=0.01]; without MEM, the 8/24/64/256 GiB table;
-# CONNS=10m: the other way, the memory N connections need
+# CONNS=10m: the other way, the memory N connections need. --mem=VALUE and -- before
+# RUN: a value that begins with "-" (MEM=-1G) reaches its own check, not argparse's
+# "expected one argument"
 .PHONY: capacity
 capacity:
 	@test -n $(call shq,$(value RUN)) || { echo "usage: make capacity RUN=results/X [MEM=64G | CONNS=10m] [STALL=0.01]" >&2; (exit 2); }$(keep_status)
-	@$(PYTHON) harness/capacity $(call shq,$(value RUN)) $(if $(MEM),--mem $(call shq,$(value MEM))) $(if $(CONNS),--conns $(call shq,$(value CONNS))) $(if $(STALL),--stall $(call shq,$(value STALL)))$(keep_status)
+	@$(PYTHON) harness/capacity $(if $(MEM),--mem=$(call shq,$(value MEM))) $(if $(CONNS),--conns=$(call shq,$(value CONNS))) $(if $(STALL),--stall=$(call shq,$(value STALL))) -- $(call shq,$(value RUN))$(keep_status)
 # where each microsecond of an accept goes, by layer (perf; harness/anatomy-cpu, README):
 # CONTENDERS=c,pyext N=300k [HOLD=10] [OUT=results/X]; exit 3 when perf cannot sample
 .PHONY: anatomy-cpu

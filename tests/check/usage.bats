@@ -148,6 +148,21 @@ refused() {
     refused "usage: make capacity" make -s --no-print-directory capacity
 }
 
+@test "make capacity: a value that begins with - is judged by its own check, exit 2" {
+    # MEM=-1G reached argparse as a flag: "argument --mem: expected one argument"
+    refused "capacity: --mem: expects a size with a unit (K, M, G or T, binary: 64G = 64 GiB), not '-1G'" \
+        make -s --no-print-directory capacity RUN=results/reference MEM=-1G
+    refused "capacity: --conns: expects a whole number" \
+        make -s --no-print-directory capacity RUN=results/reference CONNS=-5k
+    refused "capacity: --stall: must be within [0, 1]" \
+        make -s --no-print-directory capacity RUN=results/reference MEM=8G STALL=-1
+    # a RUN that begins with -: a directory to read, not a flag ("arguments are required: RUN")
+    local st=$BATS_TEST_TMPDIR/status
+    run make -s --no-print-directory capacity RUN=-x STATUS_FILE="$st"
+    assert_output --partial "capacity: -x is not a directory"
+    [ "$(cat "$st")" = 1 ]
+}
+
 @test "make compare, plot and capacity pass a directory named with a quote or a space whole" {
     # it reached the shell unquoted or in bare quotes: a syntax error, or two arguments;
     # and make expanded a $ in it
