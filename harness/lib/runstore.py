@@ -230,8 +230,21 @@ def read_runs(run_dir):
     if os.path.exists(jl):
         return read_jsonl(jl)
     path = os.path.join(run_dir, "runs.csv")
-    rows = list(csv_rows(path, lines(path)))
+    src = lines(path)
+    # write_csv ends every row with a newline and gives it every column: a row
+    # without them was cut short (a copy that stopped), and its last figure may
+    # be cut too ("2.661" read as "2.6")
+    if src and not src[-1].endswith("\n"):
+        raise ValueError("%s is cut short: its last line has no newline" % path)
+    rows = list(csv_rows(path, src))
     for n, r in enumerate(rows, 1):
+        # DictReader keeps a row's fields past the header under None and
+        # gives the columns a short row lacks None
+        cols = [k for k in r if k is not None]
+        fields = sum(r[k] is not None for k in cols) + len(r.get(None) or ())
+        if fields != len(cols):
+            raise ValueError("%s row %d: %d fields, its header %d (cut short or damaged)"
+                             % (path, n, fields, len(cols)))
         check_run(r, "%s row %d" % (path, n))
     return rows
 

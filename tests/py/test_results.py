@@ -268,6 +268,29 @@ class TestRecords(TmpDir):
         self.assertIn(said, err.getvalue())
 
 
+    def test_a_runs_csv_cut_short_is_an_error_not_a_figure(self):
+        # a copy that stopped mid-row: its cut number read as a figure ("2.661" as
+        # "2.6", the columns after it "-"), exit 0
+        d = self.subdir("run")
+        path = os.path.join(d, "runs.csv")
+        head = "contender,tier,status,t_accept_s,user_bytes_per_conn\nc,2000,ok,2.661,19\n"
+        for text, said in ((head + "c,2000,ok,2.6", "runs.csv is cut short: its last line has no newline"),
+                           (head + "c,2000,ok,2.6\n", "runs.csv row 2: 4 fields, its header 5"),
+                           (head + "c,2000,ok,2.6,19,7\n", "runs.csv row 2: 6 fields, its header 5")):
+            with open(path, "w") as f:
+                f.write(text)
+            for cmd in ("summary", "report", "compare"):
+                args = (d, d) if cmd == "compare" else (d,)
+                rc, out, err = run_main(cmd, *args)
+                self.assertEqual((rc, out), (1, ""), (text, cmd, err))
+                self.assertIn(said, err, (text, cmd))
+        with open(path, "w") as f:
+            f.write(head + "c,2000,ok,2.7,19\n")
+        rc, out, err = run_main("summary", d)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("2.68 (2.66-2.70)", out)
+
+
 class TestRampCurve(TmpDir):
     """results.py row writes the run's ramp curve, OUT/ramp/ID.csv, from its
     counter samples (runs/ID/ramp.csv), as bench.sh's awk did."""
