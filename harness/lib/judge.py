@@ -21,7 +21,7 @@ rec: the run's typed fields (runstore.typed), the client's summary under
 """
 import re
 
-from runstore import typed
+from runstore import NON_NEGATIVE, typed   # (NON_NEGATIVE: the readers hold records to it too)
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
 CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
@@ -30,9 +30,6 @@ CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu
 CPU_PCT_OF_MACHINE = ("outside_cpu_pct", "outside_ramp_pct", "outside_hold_pct",
                       "outside_scenario_pct", "init_cpu_pct", "controller_cpu_pct", "ksoftirqd_pct",
                       "steal_pct", "softirq_pct")
-# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
-# seconds and durations).
-NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
 # Every status a run's record (result.json, a runs.jsonl row) can hold: the one
 # list. results.py row refuses another; tests/py/test_statuses.py holds the

@@ -52,6 +52,11 @@ TEXT_COLUMNS = {
     "port", "ports", "server_cpus", "client_cpus", "hosts", "tcp_mem",
 }
 
+# Figures that can never be negative: bytes, KiB, percentages and seconds (CPU
+# seconds and durations). lib/judge.py flags a run holding one (an ok run turns
+# suspect); check_run refuses a record with one and no flags: no run wrote it.
+NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
+
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INT_RE = re.compile(r"^-?[0-9]+$")
 FLOAT_RE = re.compile(r"^-?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
@@ -175,6 +180,20 @@ def check_run(rec, where):
         if isinstance(v, float) and not math.isfinite(v) or type(v) is int and abs(v) >= 1 << 63:
             shown = repr(v) if isinstance(v, float) else "an integer of %d bits" % v.bit_length()
             raise ValueError("%s: %s %s is not a figure" % (where, k, shown))
+        # a negative one where none can be: a damaged or edited record (summary,
+        # capacity and compare took it as a figure: "N = 11,396,226 connections
+        # fit"). accepted, the count figures are divided by, is the server's
+        # counters' digits; a figure of NON_NEGATIVE is flagged when negative.
+        if negative(v) and (k == "accepted" or NON_NEGATIVE.search(k) and not rec.get("flags")):
+            raise ValueError("%s: %s %s is negative: not a figure a run records%s" % (
+                where, k, v, "" if k == "accepted" else " without flagging it (lib/judge.py)"))
+
+
+def negative(v):
+    """Whether V is a number below 0 (typed, or as runs.csv's text has it)."""
+    if isinstance(v, str) and (INT_RE.match(v) or FLOAT_RE.match(v)):
+        v = float(v)
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0
 
 
 def lines(path):

@@ -250,6 +250,48 @@ class TestRecords(TmpDir):
         self.assertEqual(rc, 1)
         self.assertIn("runs.csv row 2: no tier", err)
 
+    def test_a_negative_figure_no_run_records_is_an_error_naming_the_line(self):
+        # kernel_bytes_per_conn -8000 in an ok run: the summary showed it and
+        # capacity counted it 0 ("N = 11,396,226 connections fit"); accepted -5:
+        # "-76644200 processes"
+        d = self.subdir("run")
+        jl, csvp = os.path.join(d, "runs.jsonl"), os.path.join(d, "runs.csv")
+        good = '{"contender": "c", "tier": 2000, "status": "ok", "kernel_bytes_per_conn": 7556}\n'
+        for bad, said in (('{"contender": "c", "tier": 2000, "status": "ok", "kernel_bytes_per_conn": -8000}',
+                           "line 2: kernel_bytes_per_conn -8000 is negative"),
+                          ('{"contender": "c", "tier": 2000, "status": "ok", "t_accept_s": -0.5}',
+                           "line 2: t_accept_s -0.5 is negative"),
+                          ('{"contender": "c", "tier": 2000, "status": "suspect", "flags": "", '
+                           '"server_pss_idle_kib": -1}', "line 2: server_pss_idle_kib -1 is negative"),
+                          ('{"contender": "c", "tier": 2000, "status": "ok", "accepted": -5}',
+                           "line 2: accepted -5 is negative"),
+                          ('{"contender": "c", "tier": 2000, "status": "suspect", "flags": "x", '
+                           '"accepted": -5}', "line 2: accepted -5 is negative")):
+            with open(jl, "w") as f:
+                f.write(good + bad + "\n")
+            for cmd in ("summary", "report", "compare"):
+                args = (d, d) if cmd == "compare" else (d,)
+                rc, out, err = run_main(cmd, *args)
+                self.assertEqual((rc, out), (1, ""), (bad, cmd, err))
+                self.assertIn(jl + " " + said, err, (bad, cmd))
+        # runs.csv's text alike
+        os.remove(jl)
+        with open(csvp, "w") as f:
+            f.write("contender,tier,status,kernel_bytes_per_conn\nc,2000,ok,-8000\n")
+        rc, _, err = run_main("summary", d)
+        self.assertEqual(rc, 1, err)
+        self.assertIn("runs.csv row 1: kernel_bytes_per_conn -8000 is negative", err)
+        # what the harness writes stays readable: a negative figure lib/judge.py
+        # flagged (the run suspect), a negative count of no figure
+        os.remove(csvp)
+        with open(jl, "w") as f:
+            f.write(good + '{"contender": "c", "tier": 2000, "status": "suspect", '
+                    '"flags": "negative:user_bytes_per_conn", "user_bytes_per_conn": -3, '
+                    '"server_workers": -1, "server_exit": -9}\n')
+        rc, out, err = run_main("summary", d)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("suspect 1/2", out)
+
     def test_a_runs_csv_field_over_the_csv_limit_is_an_error_naming_the_file_and_line(self):
         # an open quote then 200,000 characters: csv.Error's traceback in every reader
         d = self.subdir("run")
