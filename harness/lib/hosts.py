@@ -25,6 +25,7 @@ import re
 import sys
 
 import entry
+from runstore import open_regular
 
 ROLES = ("server", "client")
 KEYS = {"server": ("addr", "cpus", "dir"), "client": ("src", "capacity", "cpus", "dir")}
@@ -209,8 +210,10 @@ def main(argv):
         return 2
     path = argv[1]
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read(MAX_BYTES + 1)    # bounded: HOSTS=/dev/zero ends too
+        # a regular file alone (a FIFO held open() for ever: bench.sh hung before
+        # anything ran), and bounded: a huge file is no hosts file either
+        with open_regular(path, encoding="utf-8") as f:
+            text = f.read(MAX_BYTES + 1)
     except OSError as e:
         print("HOSTS=%s: %s" % (path, e.strerror), file=sys.stderr)
         return 2

@@ -5,10 +5,12 @@ directory and from no other place (issue 32)."""
 import contextlib
 import io
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
-from util import TmpDir  # noqa: E402  (harness/lib on sys.path)
+from util import ROOT, TmpDir  # noqa: E402  (harness/lib on sys.path)
 import hosts  # noqa: E402
 import remote  # noqa: E402
 
@@ -48,18 +50,31 @@ class TestRefused(unittest.TestCase):
         self.assertIn("not UTF-8 text", err.getvalue())
 
     def test_file_too_large(self):
-        # a device or a huge file given as HOSTS (/dev/zero: read until memory ran
-        # out, MemoryError): refused after its first MAX_BYTES, exit 2 naming it
+        # a huge file given as HOSTS: refused after its first MAX_BYTES, exit 2 naming it
         with tempfile.NamedTemporaryFile("w", suffix=".hosts") as f:
             f.write("server root@198.51.100.10\n%s\n" % CLIENT + "#" * hosts.MAX_BYTES)
             f.flush()
-            for path in (f.name, "/dev/zero"):
-                err = io.StringIO()
-                with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-                    rc = hosts.main(["check", path])
-                self.assertEqual(rc, 2, path)
-                self.assertIn("HOSTS=%s: more than %d bytes: not a hosts file" % (path, hosts.MAX_BYTES),
-                              err.getvalue())
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                rc = hosts.main(["check", f.name])
+            self.assertEqual(rc, 2)
+            self.assertIn("HOSTS=%s: more than %d bytes: not a hosts file" % (f.name, hosts.MAX_BYTES),
+                          err.getvalue())
+
+    def test_file_not_regular(self):
+        # a FIFO given as HOSTS held open() for ever (bench.sh hung before anything
+        # ran); a device (/dev/zero: read until memory ran out) or a directory: no
+        # hosts file either. Exit 2 naming it, at once.
+        with tempfile.TemporaryDirectory() as d:
+            fifo = os.path.join(d, "hosts")
+            os.mkfifo(fifo)
+            for path, said in ((fifo, "not a regular file"), ("/dev/zero", "not a regular file"),
+                               (d, "Is a directory")):
+                # as bench.sh runs it (a process: a hang is a timeout, not a stuck suite)
+                p = subprocess.run([sys.executable, os.path.join(ROOT, "harness/lib/hosts.py"),
+                                    "check", path], capture_output=True, text=True, timeout=30)
+                self.assertEqual((p.returncode, p.stdout), (2, ""), path)
+                self.assertEqual(p.stderr, "HOSTS=%s: %s\n" % (path, said))
 
     def test_client_src(self):
         srv = "server root@198.51.100.10\n"
