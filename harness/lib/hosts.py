@@ -145,7 +145,9 @@ def parse_line(text, lineno):
                     raise HostsError("capacity: expects a number above 0 (a relative share): %r" % v)
                 h["capacity"] = float(v)
             elif k == "cpus":
-                if not CPUS.match(v):
+                # (a range A-B with A above B: taskset refuses it on the host, after staging)
+                if not CPUS.match(v) or any(int(a) > int(b) for a, _, b in
+                                            (r.partition("-") for r in v.split(",")) if b):
                     raise HostsError("cpus: expects a CPU list such as 0-3,6: %r" % v)
                 h["cpus"] = v
             elif k == "dir":

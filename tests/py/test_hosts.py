@@ -82,6 +82,15 @@ class TestRefused(unittest.TestCase):
                   "223.255.255.255-224.0.0.0", "239.1.1.1"):
             self.refused(srv + "%s src=%s\n" % (CLIENT, s), "line 2: src: ")
 
+    def test_cpus(self):
+        # a descending range passed, and taskset failed on the host ("failed to parse
+        # CPU list: 5-2"), the server started after the build was staged
+        for c in ("5-2", "0,3-1", "x", "0-", "1,,2"):
+            self.refused("server root@198.51.100.10 cpus=%s\n%s\n" % (c, CLIENT), "line 1: cpus: ")
+        for c in ("0", "2-2", "0-3,6", "0,2-5,7"):
+            cfg = hosts.parse("server root@198.51.100.10 cpus=%s\n%s\n" % (c, CLIENT))
+            self.assertEqual(cfg["server"]["cpus"], c)
+
     def test_accepted(self):
         cfg = hosts.parse("server root@198.51.100.10 addr=2001:db8::1\n%s\n" % CLIENT)
         self.assertEqual(cfg["server"]["addr"], "2001:db8::1")
