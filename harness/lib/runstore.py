@@ -176,24 +176,39 @@ def check_run(rec, where):
     if not (type(t) is int or isinstance(t, str) and re.fullmatch(r"[0-9]+", t)) or int(t) < 1:
         raise ValueError("%s: tier %r is not a number of connections" % (where, t))
     for k, v in rec.items():
-        # JSON reads Infinity, NaN and 400-digit integers: no figure of a run
-        if isinstance(v, float) and not math.isfinite(v) or type(v) is int and abs(v) >= 1 << 63:
-            shown = repr(v) if isinstance(v, float) else "an integer of %d bits" % v.bit_length()
+        x = number(k, v)
+        if x is None:
+            continue
+        # JSON reads Infinity, NaN and 400-digit integers, and runs.csv's text
+        # "inf" or "1e400" reads as one (cells.num: float()): no figure of a run;
+        # nor is a float past the integers' bound (1e300 s: 300-digit ratios)
+        if isinstance(x, float) and not (math.isfinite(x) and abs(x) < 2.0 ** 63) \
+                or type(x) is int and abs(x) >= 1 << 63:
+            shown = (v if isinstance(v, str) else repr(x) if isinstance(x, float)
+                     else "an integer of %d bits" % x.bit_length())
             raise ValueError("%s: %s %s is not a figure" % (where, k, shown))
         # a negative one where none can be: a damaged or edited record (summary,
         # capacity and compare took it as a figure: "N = 11,396,226 connections
         # fit"). accepted, the count figures are divided by, is the server's
         # counters' digits; a figure of NON_NEGATIVE is flagged when negative.
-        if negative(v) and (k == "accepted" or NON_NEGATIVE.search(k) and not rec.get("flags")):
+        if x < 0 and (k == "accepted" or NON_NEGATIVE.search(k) and not rec.get("flags")):
             raise ValueError("%s: %s %s is negative: not a figure a run records%s" % (
                 where, k, v, "" if k == "accepted" else " without flagging it (lib/judge.py)"))
 
 
-def negative(v):
-    """Whether V is a number below 0 (typed, or as runs.csv's text has it)."""
-    if isinstance(v, str) and (INT_RE.match(v) or FLOAT_RE.match(v)):
-        v = float(v)
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0
+def number(key, v):
+    """V as the readers take it as a number (cells.num), else None: a JSON
+    number, or runs.csv's text that float() reads (a text column's apart)."""
+    if isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, str) and key not in TEXT_COLUMNS:
+        try:
+            return float(v)
+        except ValueError:
+            return None
+    return None
 
 
 def lines(path):

@@ -233,6 +233,17 @@ class TestRecords(TmpDir):
                            "line 2: t_accept_s nan is not a figure"),
                           ('{"contender": "c", "tier": 2000, "server_rss_kib": 1%s}' % ("0" * 400),
                            "line 2: server_rss_kib an integer of 1329 bits is not a figure"),
+                          # a float past that bound (compare printed a 300-digit median and ratio)
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": 1e300}',
+                           "line 2: t_accept_s 1e+300 is not a figure"),
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": -1e19}',
+                           "line 2: t_accept_s -1e+19 is not a figure"),
+                          # text the readers take as a number (cells.num: float()): compare
+                          # died with AttributeError in the bootstrap, summary showed "inf"
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": "inf"}',
+                           "line 2: t_accept_s inf is not a figure"),
+                          ('{"contender": "c", "tier": 2000, "t_accept_s": "1e400"}',
+                           "line 2: t_accept_s 1e400 is not a figure"),
                           ("\udcff", "not UTF-8 text")):
             with open(os.path.join(d, "runs.jsonl"), "w", errors="surrogateescape") as f:
                 f.write(good + bad + "\n")
@@ -249,6 +260,21 @@ class TestRecords(TmpDir):
         rc, _, err = run_main("summary", d)
         self.assertEqual(rc, 1)
         self.assertIn("runs.csv row 2: no tier", err)
+        # its text alike: "inf", "Infinity", "nan", "1e400" (capacity: "N = 0 connections
+        # fit"; "-inf": "N = 2,213,580,401"); a text column's "inf" is text
+        for bad in ("inf", "Infinity", "nan", "1e400", "-inf", "1e300"):
+            with open(os.path.join(d, "runs.csv"), "w") as f:
+                f.write("contender,tier,status,note,kernel_bytes_per_conn\n"
+                        "c,2000,ok,,7556\nc,2000,ok,,%s\n" % bad)
+            for cmd in ("summary", "compare"):
+                args = (d, d) if cmd == "compare" else (d,)
+                rc, out, err = run_main(cmd, *args)
+                self.assertEqual((rc, out), (1, ""), (bad, cmd, err))
+                self.assertIn("runs.csv row 2: kernel_bytes_per_conn %s is not a figure" % bad, err)
+        with open(os.path.join(d, "runs.csv"), "w") as f:
+            f.write("contender,tier,status,note,kernel_bytes_per_conn\nc,2000,ok,inf,7556\n")
+        rc, out, err = run_main("summary", d)
+        self.assertEqual(rc, 0, err)
 
     def test_a_negative_figure_no_run_records_is_an_error_naming_the_line(self):
         # kernel_bytes_per_conn -8000 in an ok run: the summary showed it and
