@@ -30,6 +30,7 @@ import sys
 import time
 
 import entry
+from runstore import open_regular
 
 
 class _Proto:
@@ -109,10 +110,14 @@ def main(argv):
             if a.add_to == "-":
                 base = json.load(sys.stdin)
             else:
-                with open(a.add_to) as f:
+                # (a regular file: a FIFO held open() for ever)
+                with open_regular(a.add_to) as f:
                     base = json.load(f)
-        except (OSError, ValueError) as e:
-            print("pycalib.py: %s: %s" % (a.add_to, e), file=sys.stderr)
+        except OSError as e:
+            print("pycalib.py: %s: %s" % (a.add_to, e.strerror), file=sys.stderr)
+            return 1
+        except (ValueError, RecursionError) as e:     # (RecursionError: JSON nested past the parser)
+            print("pycalib.py: %s: not JSON: %s" % (a.add_to, e), file=sys.stderr)
             return 1
         if not isinstance(base, dict):
             print("pycalib.py: %s: not a JSON object" % a.add_to, file=sys.stderr)

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 
 from util import LIB  # noqa: E402  (harness/lib on sys.path)
@@ -33,6 +34,12 @@ class TestPycalib(unittest.TestCase):
         self.assertEqual((out["accept_cpu_us"], out["conns"]), ({"median": 5.0}, 10000))
         self.assertIn("python_ns", out)
 
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        self.fifo = os.path.join(self.tmp.name, "calibration.json")
+        os.mkfifo(self.fifo)
+
     def test_bad_input_is_said_with_its_exit_status(self):
         for args, stdin, rc, what in (([], "", 2, "usage: pycalib.py run"),
                                       (["bogus"], "", 2, "usage: pycalib.py run"),
@@ -40,7 +47,12 @@ class TestPycalib(unittest.TestCase):
                                       (["run", "--iterations", "x"], "", 2, "a whole number"),
                                       (["run", "--add-to", "-"], "[1]", 1, "not a JSON object"),
                                       (["run", "--add-to", "-"], "{", 1, "pycalib.py: -:"),
-                                      (["run", "--add-to", "/nonexistent/x"], "", 1, "/nonexistent/x")):
+                                      (["run", "--add-to", "/nonexistent/x"], "", 1, "/nonexistent/x"),
+                                      # JSON nested past the parser: RecursionError's traceback
+                                      (["run", "--add-to", "-"], "[" * 100000, 1, "pycalib.py: -: not JSON"),
+                                      # a FIFO held open() for ever; a directory
+                                      (["run", "--add-to", self.fifo], "", 1, "%s: not a regular file" % self.fifo),
+                                      (["run", "--add-to", "/"], "", 1, "pycalib.py: /: Is a directory")):
             p = run(*args, stdin=stdin)
             self.assertEqual(p.returncode, rc, (args, p.stderr))
             self.assertIn(what, p.stderr, args)
