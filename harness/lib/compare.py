@@ -359,9 +359,7 @@ def render_md(res):
     out = ["# make compare", ""] + ["- " + ln.strip() for ln in preamble(res)]
     for m in res["metrics"]:
         out += ["", "## %s (%s)" % (m["metric"], m["what"]), ""]
-        hdr = headers(is_ratio(m))
-        out += ["| " + " | ".join(hdr) + " |", "|" + "---|" * len(hdr)]
-        out += ["| " + " | ".join(r) + " |" for r in table_rows(m)]
+        out.append(cellmod.md_table(headers(is_ratio(m)), table_rows(m)))
     if res["only"]:
         out += [""] + ["- only in %s: %s %s" % (side, c, t) for c, t, side in res["only"]]
     return "\n".join(out) + "\n"

@@ -188,6 +188,15 @@ class TestCompareMachines(TmpDir):
         self.assertIn("| contender | tier | A ratio to baseline (n) |", out)
         self.assertRegex(out, r"\n\| c \| 100k \| 2\.00 \(3\) \| 2\.00 \(3\) \| 1\.00 \|")
 
+    def test_md_escapes_a_name_as_report_md_does(self):
+        # a contender or condition named with | or a newline broke the Markdown
+        # table (render_md joined the cells bare; report.md's md_table escapes them)
+        a = self.make("a", {"floor": [1.0, 1.01, 0.99], "c|x\ny": [2.0, 2.02, 1.98]}, FP, 6.0)
+        rc, out, err = self.compare("--format", "md", a, a)
+        self.assertEqual(rc, 0, err)
+        self.assertIn("\n| c\\|x y | 100k | 2.00 (3) | 2.00 (3) | 1.00 |", out)
+        self.assertNotIn("\ny |", out)
+
     def test_reference_picks_the_committed_directory_sharing_most_cells(self):
         res = self.subdir("results")
         for name, times in (("reference-x", {"c": [1.0]}),
