@@ -453,6 +453,24 @@ class TestMeta(TmpDir):
                                                   "server_workers": 3, "client_workers": 2}])
 
 
+    def test_meta_json_has_the_mode_the_umask_gives_not_0600(self):
+        # write_json's temporary file kept mkstemp's 0600: root's make bench wrote
+        # meta.json that a user's make compare and capacity could not read, and
+        # read as absent ("machine reserve 0", no fingerprint): other figures
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok")
+        old = os.umask(0o022)
+        try:
+            for mask, mode in ((0o022, 0o644), (0o077, 0o600), (0o002, 0o664)):
+                os.umask(mask)
+                rc, _, err = run_main("meta", d, "command=make bench")
+                self.assertEqual(rc, 0, err)
+                self.assertEqual(os.stat(os.path.join(d, "meta.json")).st_mode & 0o777, mode, oct(mask))
+                self.assertEqual(os.umask(mask), mask)      # (left as it was)
+        finally:
+            os.umask(old)
+
+
 class TestDroppedRuns(TmpDir):
     def mixed(self):
         d = self.subdir("run")
