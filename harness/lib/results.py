@@ -863,8 +863,7 @@ def dropped_cell(r, k):
 
 def cmd_report(run_dir):
     text = report_text(run_dir)     # first: a failure leaves the report as it was
-    with open(os.path.join(run_dir, "report.md"), "w") as f:
-        f.write(text)
+    runstore.write_text(os.path.join(run_dir, "report.md"), text)
 
 
 def report_text(run_dir):

@@ -63,9 +63,16 @@ FLOAT_RE = re.compile(r"^-?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
 
 
 def write_json(path, obj, **dump_kw):
-    """obj as JSON in path, atomically: a temporary file beside it, renamed
-    over it (a reader never sees half a file). OSError as raised."""
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json",
+    """obj as JSON in path, atomically (write_text). OSError as raised."""
+    write_text(path, json.dumps(obj, **dump_kw) + "\n", suffix=".json")
+
+
+def write_text(path, text, suffix=""):
+    """TEXT in PATH, atomically: a temporary file beside it, renamed over it (a
+    reader never sees half a file; a FIFO or a symlink at PATH is replaced, not
+    opened: plot.sh hung on a FIFO as report.md, wrote through a symlink).
+    OSError as raised."""
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix,
                                dir=os.path.dirname(os.path.abspath(path)))
     try:
         with os.fdopen(fd, "w") as f:
@@ -73,8 +80,7 @@ def write_json(path, obj, **dump_kw):
             # wrote meta.json 0600, and a user's make compare and capacity read it
             # as absent (no fingerprint; "machine reserve 0": another figure)
             os.fchmod(f.fileno(), 0o666 & ~umask())
-            json.dump(obj, f, **dump_kw)
-            f.write("\n")
+            f.write(text)
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -193,6 +193,31 @@ class TestRecords(TmpDir):
         r = results_py("meta", e)
         self.assertEqual(r.returncode, 0, r.stderr)
 
+    def test_report_md_replaces_a_fifo_or_symlink_in_its_place(self):
+        # report opened report.md for writing: a FIFO there hung plot.sh for ever,
+        # a symlink there was written through (its target replaced by the report)
+        d = self.subdir("run")
+        self.add(d, "c", 2000, 1, "ok")
+        rep = os.path.join(d, "report.md")
+        os.mkfifo(rep)
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "harness/lib/results.py"), "report", d],
+                           capture_output=True, text=True, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.isfile(rep))
+        os.remove(rep)
+        target = os.path.join(self.dir, "elsewhere.txt")
+        with open(target, "w") as f:
+            f.write("kept\n")
+        os.symlink(target, rep)
+        rc, _, err = run_main("report", d)
+        self.assertEqual(rc, 0, err)
+        self.assertFalse(os.path.islink(rep))
+        with open(target) as f:
+            self.assertEqual(f.read(), "kept\n")
+        with open(rep) as f:
+            self.assertIn("# c1m benchmark: run", f.read())
+        self.assertEqual([n for n in os.listdir(d) if n.startswith(".tmp-")], [])
+
     def test_a_memory_figure_that_is_none_reads_as_unknown_in_the_report(self):
         d = self.subdir("run")
         self.add(d, "c", 2000, 1, "ok")
