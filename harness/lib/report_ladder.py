@@ -21,10 +21,12 @@ earlier one with figures) less this one, in the rounded figures the row
 shows.
 """
 import csv
+import io
 import os
 import statistics
 
 import cells as cellmod
+import runstore
 from cells import cpu_us_per_conn, label_of, md_table, num
 
 # (fix, contender, PY_GC setting, what the step changes, the step it is
@@ -111,13 +113,16 @@ def cell_text(v, fmt="%.0f"):
 
 
 def write_csv(path, table):
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLS)
-        for r in table:
-            w.writerow([cell_text(r.get(k), "%.2f" if k in ("cpu_us", "cpu_saved_us") else "%.0f")
-                        if k in ("cpu_us", "user_b", "kernel_b", "cpu_saved_us", "user_saved_b",
-                                 "kernel_saved_b") else r.get(k, "") for k in COLS])
+    """ladder.csv, written as report.md is (runstore.write_text: a FIFO or a
+    symlink in its place is replaced; make plot hung on one, wrote through the other)."""
+    f = io.StringIO(newline="")
+    w = csv.writer(f)
+    w.writerow(COLS)
+    for r in table:
+        w.writerow([cell_text(r.get(k), "%.2f" if k in ("cpu_us", "cpu_saved_us") else "%.0f")
+                    if k in ("cpu_us", "user_b", "kernel_b", "cpu_saved_us", "user_saved_b",
+                             "kernel_saved_b") else r.get(k, "") for k in COLS])
+    runstore.write_text(path, f.getvalue())
 
 
 def saved_text(v, unit, fmt):

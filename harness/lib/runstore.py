@@ -9,6 +9,7 @@ only runs.csv; read_runs() reads whichever is there.
 """
 import csv
 import errno
+import io
 import json
 import math
 import os
@@ -172,14 +173,14 @@ def csv_columns(records):
 
 def write_csv(run_dir, records):
     """(Re)write RUN_DIR/runs.csv from the records, atomically."""
-    path = os.path.join(run_dir, "runs.csv")
     cols = csv_columns(records)
-    with open(path + ".tmp", "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(cols)
-        for r in records:
-            w.writerow([cell(r.get(k)) for k in cols])
-    os.replace(path + ".tmp", path)
+    f = io.StringIO(newline="")
+    w = csv.writer(f, lineterminator="\n")
+    w.writerow(cols)
+    for r in records:
+        w.writerow([cell(r.get(k)) for k in cols])
+    # (write_text: a FIFO or symlink at runs.csv.tmp, the name it used, was opened)
+    write_text(os.path.join(run_dir, "runs.csv"), f.getvalue())
 
 
 def check_run(rec, where):

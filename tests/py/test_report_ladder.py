@@ -11,6 +11,8 @@ Stdlib only; no gnuplot, no sockets.
 import csv
 import json
 import os
+import subprocess
+import sys
 import unittest
 
 from util import ROOT, TmpDir  # noqa: E402  (harness/lib on sys.path)
@@ -129,6 +131,31 @@ class Ladder(TmpDir):
         self.assertEqual(rl.plotdata(other, [r for r in runs() if r["contender"] == "pyext"], data), [])
         self.assertFalse(os.path.exists(os.path.join(other, "ladder.csv")))
         self.assertEqual(rl.report(other, [], {}), "")
+
+    def test_plotdata_replaces_a_fifo_or_symlink_in_ladder_csvs_place(self):
+        # ladder.csv was opened for writing: make plot hung on a FIFO there, and
+        # wrote the table through a symlink into its target
+        data = self.subdir("data")
+        path = os.path.join(self.dir, "ladder.csv")
+        os.mkfifo(path)
+        r = subprocess.run([sys.executable, "-c", "import sys, json; sys.path[:0] = sys.argv[1:3]; "
+                            "import report_ladder as rl, test_report_ladder as t; "
+                            "print(rl.plotdata(sys.argv[3], t.runs(), sys.argv[4]))",
+                            os.path.join(ROOT, "harness", "lib"), os.path.dirname(os.path.abspath(__file__)),
+                            self.dir, data], capture_output=True, text=True, timeout=30)
+        self.assertEqual((r.returncode, r.stdout), (0, "['ladder']\n"), r.stderr)
+        self.assertTrue(os.path.isfile(path))
+        os.remove(path)
+        target = os.path.join(self.subdir("elsewhere"), "kept.txt")
+        with open(target, "w") as f:
+            f.write("kept\n")
+        os.symlink(target, path)
+        self.assertEqual(rl.plotdata(self.dir, runs(), data), ["ladder"])
+        self.assertFalse(os.path.islink(path))
+        with open(target) as f:
+            self.assertEqual(f.read(), "kept\n")
+        with open(path, newline="") as f:
+            self.assertEqual(next(csv.reader(f)), rl.COLS)
 
 
 if __name__ == "__main__":

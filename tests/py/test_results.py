@@ -218,6 +218,19 @@ class TestRecords(TmpDir):
             self.assertIn("# c1m benchmark: run", f.read())
         self.assertEqual([n for n in os.listdir(d) if n.startswith(".tmp-")], [])
 
+    def test_runs_csv_is_replaced_never_written_through_a_planted_tmp(self):
+        # runs.csv was written to runs.csv.tmp, then renamed: a symlink there was
+        # written through (its target replaced by the table), a FIFO hung `row`
+        d = self.subdir("run")
+        target = os.path.join(self.dir, "elsewhere.txt")
+        with open(target, "w") as f:
+            f.write("kept\n")
+        os.symlink(target, os.path.join(d, "runs.csv.tmp"))
+        self.add(d, "c", 2000, 1, "ok")
+        with open(target) as f:
+            self.assertEqual(f.read(), "kept\n")
+        self.assertEqual(read_csv(d)[1][0]["contender"], "c")
+
     def test_a_memory_figure_that_is_none_reads_as_unknown_in_the_report(self):
         d = self.subdir("run")
         self.add(d, "c", 2000, 1, "ok")
