@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The capacity planner (harness/capacity, `make capacity`, harness/lib/capacity.py, capacity_model.py):
 # on the committed results/reference, on a tiny fixture built with results.py
-# row, bad input (exit 2 naming the flag; exit 1 without data), report.md's
+# row, bad input (exit 2 naming the flag, or a RUN that is no directory; exit 1 without data), report.md's
 # section, and the server defaults the configured stall bound relies on.
 # No sockets, no root. The formula's arithmetic: tests/py/test_capacity.py
 # (tests/python.bats).
@@ -96,14 +96,17 @@ fixture() {
     assert_failure 2
 }
 
-@test "no data: a RUN without runs.csv, a missing RUN, a contender with no runs: exit 1" {
+@test "no data: a RUN without runs.csv, a contender with no runs: exit 1; a RUN that is no directory: exit 2, as make plot and make compare" {
     mkdir "$BATS_TEST_TMPDIR/empty"
     run harness/capacity "$BATS_TEST_TMPDIR/empty"
     assert_failure 1
     assert_output --partial "holds no runs.jsonl or runs.csv"
     run harness/capacity "$BATS_TEST_TMPDIR/nope" --mem 8G
-    assert_failure 1
+    assert_failure 2
     assert_output --partial "is not a directory"
+    run harness/capacity /dev/null
+    assert_failure 2
+    assert_output --partial "capacity: /dev/null is not a directory"
     run harness/capacity results/reference --contenders nosuch
     assert_failure 1
     assert_output --partial "nosuch: no runs"

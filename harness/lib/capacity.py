@@ -13,6 +13,7 @@ Exit: 0 done, 1 no data (no runs; a contender asked for without an ok or
 disturbed run), 2 usage.
 """
 import argparse
+import os
 import sys
 
 import capacity_guard
@@ -79,7 +80,7 @@ def parser():
         prog="capacity", description="Connections that fit in a memory, per contender, from a "
         "results directory's measured costs (seed 002's formula).",
         epilog="Modes: RUN (the default table), RUN --mem SIZE [--stall F] (the formula), "
-        "--predict-guard RUN CONTENDER, --check DIR. Exit 0 done, 1 no data, 2 usage.")
+        "--predict-guard RUN CONTENDER, --check DIR. Exit 0 done, 1 no data, 2 usage (RUN not a directory among it).")
     p.add_argument("run", metavar="RUN", help="a results directory (runs.jsonl or runs.csv)")
     p.add_argument("contender", metavar="CONTENDER", nargs="?", help="with --predict-guard")
     p.add_argument("--mem", metavar="SIZE", help="memory of the machine to plan for: 64G, 512M (binary units)")
@@ -119,6 +120,10 @@ def parse(argv):
         if e.code == 0:
             raise
         raise Usage(None)
+    # as make plot and make compare say it: a RUN that is no directory is a
+    # usage error (2), one without runs no data (1)
+    if not os.path.isdir(a.run):
+        raise Usage("%s is not a directory (give one written by harness/bench.sh)" % a.run)
     o = Opts()
     if a.sockets not in ("1", "2"):
         raise Usage("--sockets: expects 1 or 2, not %r" % a.sockets)

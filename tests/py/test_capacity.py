@@ -552,7 +552,6 @@ class TestCommandLine(Fixture):
             f.write("contender,tier,status\nc,2000,ok\n\"%s\n" % ("a" * 200000))
         for args, word in (([empty], "no runs.jsonl or runs.csv"),
                            ([huge, "--mem", "8G"], "huge/runs.csv line 3: field larger than field limit"),
-                           ([os.path.join(self.dir, "nope")], "not a directory"),
                            ([bad], "cannot read the runs of %s: Is a directory: %s"
                             % (bad, os.path.join(bad, "runs.jsonl"))),
                            ([self.run, "--contenders", "pyext"], "pyext: no ok or disturbed run"),
@@ -564,6 +563,10 @@ class TestCommandLine(Fixture):
             rc, out, err = run_main(*args)
             self.assertEqual(rc, 1, (args, err))
             self.assertIn(word, err, args)
+        # a RUN that is no directory is a usage error, as make plot and compare say it
+        rc, out, err = run_main(os.path.join(self.dir, "nope"))
+        self.assertEqual(rc, 2, err)
+        self.assertIn("nope is not a directory", err)
 
     def test_conditions_are_planned_apart(self):
         self.add(tier=2000, repeat=1, condition="stock", kernel_bytes_per_conn=9000, user_bytes_per_conn=0)
