@@ -119,16 +119,7 @@ uvloop_importable() { PYTHONPATH='' "$PYTHON" -c 'import uvloop' 2>/dev/null; }
 
 read_settings() {
     local t n c
-    # Set but empty is a mistake (make bench TIERS=, OUT=$UNSET), not "the default":
-    # OUT= wrote into results/<UTC time>. Not the settings whose default is empty
-    # (SERVER_WORKER_CONNS, CLIENT_WORKER_CONNS, MEM_GUARD_MIB, CPUS_*, REMOTE_PYTHON);
-    # SCENARIO, PROFILE, RATE, PY_GC, PORTS and HOSTS say it where they are read.
-    [ -n "${TIERS+x}" ] && [ -z "$TIERS" ] && bad "TIERS: set but empty (unset it for the default 300k,500k,800k,1m)"
-    [ -n "${CONTENDERS+x}" ] && [ -z "$CONTENDERS" ] && bad "CONTENDERS: set but empty (unset it for every contender)"
-    for t in OUT REPEAT HOLD HEARTBEAT TIMEOUT RAMP_STALL MIN_AVAILABLE_MIB SETTLE_MAX MEM_SETTLE CALIBRATE \
-             QUIET_MAX QUIET_CPU_PCT DISTURB_PCT INIT_PCT TCP_MEM APPLY_SYSCTL; do
-        [ -n "${!t+x}" ] && [ -z "${!t}" ] && bad "$t: set but empty (unset it for the default)"
-    done
+    # (a setting set but empty is refused before: settings.py check-env bench)
     TIERS=${TIERS:-300k,500k,800k,1m}
     REPEAT=${REPEAT:-1}; HOLD=${HOLD:-10}; HEARTBEAT=${HEARTBEAT:-auto}; TIMEOUT=${TIMEOUT:-900}; RAMP_STALL=${RAMP_STALL:-120}
     MIN_AVAILABLE_MIB=${MIN_AVAILABLE_MIB:-1024}; SETTLE_MAX=${SETTLE_MAX:-60}
@@ -196,9 +187,6 @@ read_settings() {
     fi
     # Conditions (interfaces: lib/scenario.sh): the scenario, its variants, the
     # kernel profiles and the client rates; each combination is its own cell.
-    [ -n "${SCENARIO+x}" ] && [ -z "$SCENARIO" ] && bad "SCENARIO: set but empty (unset it for idle)"
-    [ -n "${PROFILE+x}" ] && [ -z "$PROFILE" ] && bad "PROFILE: set but empty (unset it for tuned)"
-    [ -n "${RATE+x}" ] && [ -z "$RATE" ] && bad "RATE: set but empty (unset it for 0 = unlimited)"
     SCENARIO=${SCENARIO:-idle}; PROFILE=${PROFILE:-tuned}; RATE=${RATE:-0}
     scenario_load "$SCENARIO" || bad "SCENARIO: unknown scenario '$SCENARIO' (known: $(scenario_names | tr '\n' ' '))"
     local err v
@@ -227,7 +215,6 @@ read_settings() {
         [[ " ${RATES[*]} " == *" $n "* ]] || RATES+=("$n")
     done
     [ ${#RATES[@]} -gt 0 ] || bad "RATE: empty"
-    [ -n "${PY_GC+x}" ] && [ -z "$PY_GC" ] && bad "PY_GC: set but empty (unset it for freeze)"
     PY_GCS=()
     IFS=', ' read -r -a items <<<"${PY_GC:-freeze}"
     for n in "${items[@]}"; do
@@ -244,7 +231,6 @@ read_settings() {
 # prepares the hosts once OUT exists, run_remote.py does each run).
 read_placement() {
     local v err
-    [ -n "${PORTS+x}" ] && [ -z "$PORTS" ] && bad "PORTS: set but empty (unset it for 9000)"
     PORTS=${PORTS:-9000}
     is_ports "$PORTS" || bad "PORTS: expects a port 1..65535 or a range LO-HI (LO <= HI, at most 1024 ports): $PORTS"
     for v in CPUS_SERVER CPUS_CLIENT; do
@@ -750,8 +736,9 @@ main() {
         *) log "bench.sh takes no arguments (but --check), only settings in the environment"; usage ;;
     esac
     [ $# -le 1 ] || { log "bench.sh takes no arguments (but --check), only settings in the environment"; usage; }
-    # a misspelt setting (TIER=10k) is refused before anything starts (lib/settings.py)
-    "$PYTHON" "$C1M_ROOT/harness/lib/settings.py" check-env || exit 2
+    # a misspelt setting (TIER=10k), or one set but empty (OUT=), is refused before
+    # anything starts (lib/settings.py)
+    "$PYTHON" "$C1M_ROOT/harness/lib/settings.py" check-env bench || exit 2
     local cmd
     cmd=$(command_line)
     read_settings

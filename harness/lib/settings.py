@@ -11,8 +11,10 @@ below), both with exit 2 and the closest known name, before anything starts.
   settings.py help                     make help: targets and settings, one line each
   settings.py check-make [--goals "GOAL..."] NAME=VALUE...
                                        exit 2 on an unknown name, a bad value or a
-                                       setting every goal ignores (NOT_READ)
-  settings.py check-env                exit 2 on an environment variable that is a typo
+                                       setting every goal running servers ignores
+  settings.py check-env [TARGET]       exit 2 on an environment variable that is a typo
+                                       and, for TARGET (bench, anatomy-cpu, demo), on a
+                                       setting it reads set but empty
   settings.py names [TARGET]           the names (read by TARGET), one a line
 
 Exit: 0 fine, 2 a refused setting (the message on stderr), a Ctrl-C ends it by SIGINT (130; lib/entry.py).
@@ -79,7 +81,7 @@ SETTINGS = [
     ("STATUS_FILE", "", "write the script's own exit status (0/1/2/3/130) to this file (make exits 2 on any failure)", ("bench", "demo", "plot", "compare", "capacity", "anatomy-cpu"), None),
     # the suite (harness/bench.sh)
     ("TIERS", "300k,500k,800k,1m", "connection counts (k/m suffixes), run smallest first", ("bench",), None),
-    ("CONTENDERS", "c,pyext,uvloop,asyncio-protocol,asyncio-streams", "comma list of contenders, or all (anatomy-cpu: default c,pyext)", ALL, None),
+    ("CONTENDERS", "c,pyext,uvloop,asyncio-protocol,asyncio-streams (anatomy-cpu c,pyext)", "comma list of contenders, or all", ALL, None),
     ("REPEAT", "1", "runs per contender and tier, interleaved; the summary is their median", ("bench",), None),
     ("HOLD", "10", "seconds the connections are held after the ramp, heartbeats running", ALL, None),
     ("HEARTBEAT", "auto", "seconds between two pings on a connection; auto = max(5, N/20000)", ALL, None),
@@ -190,33 +192,61 @@ def refuse(msg):
     return 2
 
 
-# Settings of make bench that a goal running servers sets itself or never reads,
-# and the one it takes instead: `make anatomy-cpu TIERS=10k` ran its default
-# 300k, `make demo TIERS=100k` its 10k, the setting silently dropped.
-NOT_READ = {
-    "demo": {"TIERS": "DEMO_TIER", "N": "DEMO_TIER", "CONTENDERS": "DEMO_CONTENDERS",
-             "REPEAT": None, "HOLD": None, "QUIET_MAX": None, "SETTLE_MAX": None},
-    "anatomy-cpu": {"TIERS": "N", "DEMO_TIER": "N", "DEMO_CONTENDERS": "CONTENDERS",
-                    "REPEAT": None},
-}
+# The targets that run servers, each reading the settings of its rows (make
+# bench's are bench.sh's environment, demo's and anatomy-cpu's their scripts').
+SCRIPTS = ("bench", "anatomy-cpu", "demo")
+# harness/demo runs bench.sh with these set to its own values (run_bench), and
+# passes every other setting of bench through to it; the value: the demo's own
+# setting for the same thing, where it has one.
+DEMO_SETS = {"TIERS": "DEMO_TIER", "CONTENDERS": "DEMO_CONTENDERS", "REPEAT": None, "HOLD": None,
+             "QUIET_MAX": None, "SETTLE_MAX": None}
+# A setting another target reads, and the one TARGET reads for the same thing
+INSTEAD = {("anatomy-cpu", "TIERS"): "N", ("anatomy-cpu", "DEMO_TIER"): "N",
+           ("anatomy-cpu", "DEMO_CONTENDERS"): "CONTENDERS", ("demo", "N"): "DEMO_TIER",
+           ("bench", "N"): "TIERS", ("bench", "DEMO_TIER"): "TIERS",
+           ("bench", "DEMO_CONTENDERS"): "CONTENDERS"}
+# Set but empty is a mistake (make bench OUT=, OUT=$UNSET), not the default
+# (OUT= wrote a suite into results/<UTC time>): refused for a setting whose
+# default is not empty, but these, whose empty value is a choice
+EMPTY_IS_A_CHOICE = {"SERVER_WORKER_CONNS",   # the server's own cap, its default
+                     "CLIENT_WORKER_CONNS",   # no --worker-conns: the client's own cap
+                     "REMOTE_PYTHON"}         # PYTHON
+
+
+def reads(target, name):
+    """Whether TARGET reads setting NAME (the table's targets; the demo also
+    every setting of bench it passes through)."""
+    targets = SETTINGS[NAMES.index(name)][3]
+    return target in targets or (target == "demo" and "bench" in targets and name not in DEMO_SETS)
 
 
 def not_read(name, goals):
-    """The refusal of NAME when a goal of GOALS (make's) ignores it and no goal
-    reads it, else None."""
+    """The refusal of NAME, a setting of the targets that run servers, when a
+    goal of GOALS runs servers and none reads it, else None: `make anatomy-cpu
+    TIERS=10k` ran its default 300k, `make demo TIERS=100k` its 10k, `make
+    anatomy-cpu RATE=5000` without a rate, the setting silently dropped."""
     targets = SETTINGS[NAMES.index(name)][3]
-    ignoring = [g for g in goals if name in NOT_READ.get(g, {})]
-    if not ignoring or any(g in targets for g in goals):
+    ignoring = [g for g in goals if g in SCRIPTS]
+    if not ignoring or not set(targets) <= set(SCRIPTS) or any(reads(g, name) for g in goals):
         return None
     g = ignoring[0]
-    instead = NOT_READ[g][name]
-    return "%s: make %s does not read it%s (make help: the targets each setting is read by)" % (
-        name, g, "; its setting is %s" % instead if instead else "")
+    instead = INSTEAD.get((g, name)) or (DEMO_SETS.get(name) if g == "demo" else None)
+    why = "make demo sets it itself" if g == "demo" and name in DEMO_SETS else "make %s does not read it" % g
+    return "%s: %s%s (make help: the targets each setting is read by)" % (
+        name, why, "; its setting is %s" % instead if instead else "")
+
+
+def set_but_empty(env, target):
+    """The refusals of the settings TARGET reads that ENV holds set but empty
+    (those with a default; EMPTY_IS_A_CHOICE apart)."""
+    return ["%s: set but empty (unset it for the default: %s)" % (name, default)
+            for name, default, _, _, _ in SETTINGS
+            if env.get(name) == "" and default and name not in EMPTY_IS_A_CHOICE and reads(target, name)]
 
 
 def check_make(pairs, goals=()):
     """make's command-line variables: every name in the table, every value
-    matching its pattern, none a setting the goals ignore (NOT_READ)."""
+    matching its pattern, none a setting the goals running servers ignore (not_read)."""
     errs = []
     for p in pairs:
         name, _, value = p.partition("=")
@@ -235,10 +265,13 @@ def check_make(pairs, goals=()):
     return refuse("\n".join(errs)) if errs else 0
 
 
-def check_env(env):
+def check_env(env, target=None):
+    """A script's environment: no misspelt setting and, given the TARGET the
+    script is, none of its settings set but empty."""
     bad = ["%s: unknown setting; did you mean %s? (a setting's name one letter away: "
            "unset it or fix it; make help lists them)" % (n, is_typo(n))
            for n in sorted(env) if is_typo(n)]
+    bad += set_but_empty(env, target) if target else []
     return refuse("\n".join(bad)) if bad else 0
 
 
@@ -257,7 +290,7 @@ def help_text():
 
 def main(argv):
     if len(argv) < 2:
-        return refuse("usage: settings.py help | check-make NAME=VALUE... | check-env | names [TARGET]")
+        return refuse("usage: settings.py help | check-make NAME=VALUE... | check-env [TARGET] | names [TARGET]")
     cmd = argv[1]
     if cmd in ("-h", "--help"):
         print(__doc__)
@@ -273,7 +306,9 @@ def main(argv):
         goals = args[1].split() if args[:1] == ["--goals"] and len(args) > 1 else []
         return check_make(args[2:] if args[:1] == ["--goals"] else args, goals)
     if cmd == "check-env":
-        return check_env(os.environ)
+        if len(argv) > 3 or (len(argv) == 3 and argv[2] not in SCRIPTS):
+            return refuse("usage: settings.py check-env [%s]" % "|".join(SCRIPTS))
+        return check_env(os.environ, argv[2] if len(argv) == 3 else None)
     if cmd == "names":
         for name, _, _, targets, _ in SETTINGS:
             if len(argv) < 3 or argv[2] in targets:

@@ -68,16 +68,26 @@ refused() {
     [ ! -e "$OUT" ] || fail "bench.sh --check created $OUT"
 }
 
-@test "harness/bench.sh: a setting set but empty is refused (2), not taken for its default (OUT= wrote into results/)" {
-    # make bench OUT= (or OUT=$UNSET) ran the suite into results/<UTC time>
+@test "bench.sh, demo, anatomy-cpu: a setting set but empty is refused (2), not taken for its default (OUT= wrote into results/)" {
+    # make bench OUT= (or OUT=$UNSET) ran the suite into results/<UTC time>, make
+    # anatomy-cpu OUT= into results/anatomy-cpu-<UTC time>; one rule from the
+    # table (settings.py check-env TARGET) for the three
     local v
-    for v in OUT REPEAT HOLD TIMEOUT QUIET_MAX CALIBRATE MEM_SETTLE TCP_MEM; do
-        refused "$v: set but empty" env TIERS=2k CONTENDERS=c "$v=" harness/bench.sh --check
+    for v in OUT REPEAT HOLD TIMEOUT QUIET_MAX CALIBRATE MEM_SETTLE TCP_MEM SCENARIO PUSH_EVERY STALL_WAIT; do
+        refused "$v: set but empty (unset it for the default: " env TIERS=2k CONTENDERS=c "$v=" harness/bench.sh --check
     done
-    # the settings whose default is empty still take it
+    for v in OUT N CONTENDERS HOLD TIMEOUT PY_GC; do
+        refused "$v: set but empty" env "$v=" harness/anatomy-cpu
+    done
+    # the demo: its own settings and bench's it passes through
+    for v in OUT DEMO_TIER DEMO_ANATOMY TCP_MEM PY_GC; do
+        refused "$v: set but empty" env "$v=" harness/demo
+    done
+    # an empty value that is a choice, or a setting whose default is empty, still takes it
     run timeout 20 env TIERS=2k CONTENDERS=c OUT="$OUT" SERVER_WORKER_CONNS= CLIENT_WORKER_CONNS= MEM_GUARD_MIB= \
-        CPUS_SERVER= harness/bench.sh --check
+        CPUS_SERVER= REMOTE_PYTHON= SSH_OPTS= harness/bench.sh --check
     assert_success
+    [ ! -e "$OUT" ] || fail "--check created $OUT"
 }
 
 @test "make bench: a bad setting is refused (2) before the root check, the packages and the build" {
@@ -91,13 +101,19 @@ refused() {
     [ ! -e "$OUT" ] || fail "make bench created $OUT"
 }
 
-@test "make demo and anatomy-cpu: a bench setting they ignore is refused (2) naming their own, before anything runs" {
-    # make anatomy-cpu TIERS=10k ran its default N=300k; make demo TIERS=100k its 10k
+@test "make bench, demo and anatomy-cpu: a setting the target never reads is refused (2) naming its own, before anything runs" {
+    # make anatomy-cpu TIERS=10k ran its default N=300k; make demo TIERS=100k its
+    # 10k; make anatomy-cpu RATE=5000 without a rate (the table's targets column)
     local a
     for a in "anatomy-cpu TIERS=10k:TIERS: make anatomy-cpu does not read it; its setting is N" \
-             "demo TIERS=100k:TIERS: make demo does not read it; its setting is DEMO_TIER" \
-             "demo CONTENDERS=c:CONTENDERS: make demo does not read it; its setting is DEMO_CONTENDERS" \
-             "demo HOLD=5:HOLD: make demo does not read it (make help"; do
+             "anatomy-cpu RATE=5000:RATE: make anatomy-cpu does not read it (make help" \
+             "anatomy-cpu SCENARIO=push:SCENARIO: make anatomy-cpu does not read it (make help" \
+             "demo TIERS=100k:TIERS: make demo sets it itself; its setting is DEMO_TIER" \
+             "demo CONTENDERS=c:CONTENDERS: make demo sets it itself; its setting is DEMO_CONTENDERS" \
+             "demo HOLD=5:HOLD: make demo sets it itself (make help" \
+             "demo N=5k:N: make demo does not read it; its setting is DEMO_TIER" \
+             "bench N=10k:N: make bench does not read it; its setting is TIERS" \
+             "bench DEMO_ANATOMY=c:DEMO_ANATOMY: make bench does not read it (make help"; do
         # shellcheck disable=SC2086  # words
         run make -n ${a%%:*} OUT="$OUT"
         assert_failure 2
@@ -109,7 +125,10 @@ refused() {
     assert_success
     run make -n anatomy-cpu N=5k HOLD=1 OUT="$OUT"
     assert_success
-    run make -n demo PY_GC=off DEMO_TIER=5k OUT="$OUT"
+    run make -n demo PY_GC=off TCP_MEM=auto DEMO_TIER=5k OUT="$OUT"
+    assert_success
+    # a setting of the build or of another target is not the servers' targets' to judge
+    run make -n anatomy-cpu SANITIZE=1 STALL=0.1 OUT="$OUT"
     assert_success
     [ ! -e "$OUT" ] || fail "make -n created $OUT"
 }
