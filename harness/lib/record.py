@@ -8,7 +8,8 @@
 
 write: every key=value becomes a typed field (runstore.typed: an int or a
 float when the text is a plain number outside the text columns, null when
-empty, else the string). --merge: a sampler's summary (a JSON object:
+empty, else the string; a number that is not finite, inf or 1e999, null and
+the flag not-finite:KEY). --merge: a sampler's summary (a JSON object:
 acceptq.py, disturb.py, pushkept.py, probe.sh's netns counters) merged in,
 each value typed as if given as key=value, its "flags" added to the record's
 (a missing or empty file adds nothing). With --client the client's whole JSON summary is
@@ -42,7 +43,7 @@ import sys
 import judge
 import runstore
 from monlib import ascii_digits, number
-from runstore import KEY_RE, typed   # one parser for key=value values, shared with runs.jsonl
+from runstore import KEY_RE, non_finite, typed   # one parser for key=value values, shared with runs.jsonl
 
 def usage(msg=None):
     if msg:
@@ -181,7 +182,16 @@ def merge(rec, path):
         if k == "flags":
             rec["flags"] = ";".join(x for x in (rec.get("flags"), str(v)) if x)
         else:
-            rec[k] = typed(k, str(v))
+            put(rec, k, str(v))
+
+
+def put(rec, k, text):
+    """REC[K] = TEXT typed (runstore.typed); a figure that is no finite number
+    is null there and flagged not-finite:K (the run is then suspect), as the
+    client's are: not text every reader would refuse the whole run over."""
+    rec[k] = typed(k, text)
+    if non_finite(k, text):
+        rec["flags"] = ";".join(x for x in (rec.get("flags"), "not-finite:" + k) if x)
 
 
 def cmd_write(args):
@@ -217,7 +227,7 @@ def cmd_write(args):
         k, sep, v = a.partition("=")
         if not sep or not KEY_RE.match(k):
             usage(f"not key=value: {a!r}")
-        rec[k] = typed(k, v)
+        put(rec, k, v)
         i += 1
     for path in merges:
         merge(rec, path)

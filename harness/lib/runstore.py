@@ -60,7 +60,7 @@ NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INT_RE = re.compile(r"^-?[0-9]+$")
-FLOAT_RE = re.compile(r"^-?([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
+FLOAT_RE = re.compile(r"^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
 
 
 def write_json(path, obj, **dump_kw):
@@ -100,16 +100,29 @@ def umask():
 
 def typed(key, text):
     """A key=value override's value as the record stores it: numbers as
-    numbers (except in text columns), "" as null. A number too large for a
-    float (1.0e999) stays text: no record holds Infinity."""
-    if text == "":
+    numbers (except in text columns; 1e-05 as Python prints it too), "" as
+    null, and null for what float() reads as no finite number (1.0e999, inf,
+    nan: non_finite, which the writer flags), since no record holds Infinity
+    and the readers take text as a number through float() (check_run)."""
+    if text == "" or non_finite(key, text):
         return None
     if key not in TEXT_COLUMNS:
         if INT_RE.match(text) and len(text) < 19:
             return int(text)
-        if FLOAT_RE.match(text) and math.isfinite(float(text)):
+        if FLOAT_RE.match(text):
             return float(text)
     return text
+
+
+def non_finite(key, text):
+    """Whether TEXT, a value of KEY, reads as a number that is not finite
+    (outside the text columns): a figure no reader can take."""
+    if key in TEXT_COLUMNS:
+        return False
+    try:
+        return not math.isfinite(float(text))
+    except (TypeError, ValueError):
+        return False
 
 
 def parse_pairs(pairs):

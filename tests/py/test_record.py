@@ -141,9 +141,30 @@ class RecordTest(TmpDir):
                     "client_open_at_end", "hb_p99_ms"):
             self.assertIsNone(r[col], col)
         self.assertEqual(r["hb_pongs"], 3)
-        self.assertEqual(r["t_accept_s"], "1.0e999")          # too large for a float: text
+        # too large for a float: no figure, flagged (text every reader would refuse the run over)
+        self.assertIsNone(r["t_accept_s"])
+        self.assertIn("not-finite:t_accept_s", r["flags"].split(";"))
         self.assertIn("client-json-bad-field", r["flags"].split(";"))
         self.assertEqual(r["status"], "suspect")
+
+    def test_a_figure_that_is_no_finite_number_is_null_and_flagged(self):
+        # `record.py write R t_accept_s=inf user_bytes_per_conn=-1e-05` wrote status ok and
+        # no flag (inf and 1e-05 stayed text, which the judge does not read), and
+        # results.py row then refused the run ("t_accept_s inf is not a figure"):
+        # a harness error, the run dropped from runs.csv
+        r = self.write("status=ok", "accepted=20", "target=20", "t_accept_s=inf", "server_cpu_connect_s=nan",
+                       "user_bytes_per_conn=-1e-05", "kernel_bytes_per_conn=2e3")
+        self.assertIsNone(r["t_accept_s"])
+        self.assertIsNone(r["server_cpu_connect_s"])
+        self.assertEqual(r["user_bytes_per_conn"], -1e-05)
+        self.assertEqual(r["kernel_bytes_per_conn"], 2000.0)
+        flags = r["flags"].split(";")
+        for f in ("not-finite:t_accept_s", "not-finite:server_cpu_connect_s", "negative:user_bytes_per_conn"):
+            self.assertIn(f, flags)
+        self.assertEqual(r["status"], "suspect")
+        sys.path.insert(0, LIB)
+        import runstore
+        runstore.check_run(dict(r, contender="c", tier=20), "result.json")   # a record every reader takes
 
     def test_sanity_bounds_turn_ok_into_suspect(self):
         ncpu = os.cpu_count()
