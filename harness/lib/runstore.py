@@ -71,12 +71,13 @@ def write_json(path, obj, **dump_kw):
 def write_text(path, text, suffix=""):
     """TEXT in PATH, atomically: a temporary file beside it, renamed over it (a
     reader never sees half a file; a FIFO or a symlink at PATH is replaced, not
-    opened: plot.sh hung on a FIFO as report.md, wrote through a symlink).
-    OSError as raised."""
+    opened: plot.sh hung on a FIFO as report.md, wrote through a symlink),
+    UTF-8, with the mode the umask gives a new file (an existing file's own
+    mode is not kept). OSError as raised."""
     fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=suffix,
                                dir=os.path.dirname(os.path.abspath(path)))
     try:
-        with os.fdopen(fd, "w") as f:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:     # what every reader demands
             # the mode open(path, "w") gives, not mkstemp's 0600: root's make bench
             # wrote meta.json 0600, and a user's make compare and capacity read it
             # as absent (no fingerprint; "machine reserve 0": another figure)
@@ -92,7 +93,15 @@ def write_text(path, text, suffix=""):
 
 
 def umask():
-    """The process's umask (os.umask can only be read by setting it)."""
+    """The process's umask: /proc/self/status's Umask (Linux 4.7+), read
+    without changing it; else os.umask's set-and-restore (not thread-safe)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
