@@ -80,7 +80,7 @@ def parser():
         prog="capacity", description="Connections that fit in a memory, per contender, from a "
         "results directory's measured costs (seed 002's formula).",
         epilog="Modes: RUN (the default table), RUN --mem SIZE [--stall F] (the formula), "
-        "--predict-guard RUN CONTENDER, --check DIR. Exit 0 done, 1 no data, 2 usage (RUN not a directory among it).")
+        "--predict-guard RUN CONTENDER, --check DIR. Exit 0 done, 1 no data, 2 usage (a RUN that is no directory included).")
     p.add_argument("run", metavar="RUN", help="a results directory (runs.jsonl or runs.csv)")
     p.add_argument("contender", metavar="CONTENDER", nargs="?", help="with --predict-guard")
     p.add_argument("--mem", metavar="SIZE", help="memory of the machine to plan for: 64G, 512M (binary units)")

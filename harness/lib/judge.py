@@ -16,12 +16,12 @@ writes itself as a kind (ROW_KINDS, row_status; results.py row --kind).
                              disturb_cause and tcp_mem_pressures_stop derived
                              from the observations)
 
-rec: the run's typed fields (runstore.typed), the client's summary under
+rec: the run's typed fields (runstore.figure), the client's summary under
 "client"; obs: observation name -> text. Pure: no file, no process.
 """
 import re
 
-from runstore import NON_NEGATIVE, typed   # (NON_NEGATIVE: the readers hold records to it too)
+from runstore import NON_NEGATIVE, figure   # (NON_NEGATIVE: the readers hold records to it too)
 
 # CPU percentages of ONE CPU (200 = both vCPUs of a 2-vCPU machine busy).
 CPU_PCT_OF_ONE = ("server_cpu_hold_pct", "machine_cpu_connect_pct", "machine_cpu_hold_pct",
@@ -249,7 +249,9 @@ def judge(rec, obs, ncpu):
     r = dict(rec)
     push_kept = r.pop("push_kept_verdict", None)   # lib/pushkept.py's, merged: not a column
     derived, flags = figures(obs, r.get("accepted"))
-    r.update((k, typed(k, v)) for k, v in derived.items())
+    for k, v in derived.items():
+        r[k], flag = figure(k, v)
+        flags += [flag] if flag else []
     flags += [x for x in _t(r.get("flags")).split(";") if x]
     status, first = ramp_verdict(r, obs)
     notes = [first] if first else []

@@ -6,7 +6,7 @@
     record.py get FILE KEY...
     record.py pairs FILE KEY
 
-write: every key=value becomes a typed field (runstore.typed: an int or a
+write: every key=value becomes a typed field (runstore.figure: an int or a
 float when the text is a plain number outside the text columns, null when
 empty, else the string; a number that is not finite, inf or 1e999, null and
 the flag not-finite:KEY). --merge: a sampler's summary (a JSON object:
@@ -43,7 +43,7 @@ import sys
 import judge
 import runstore
 from monlib import ascii_digits, number
-from runstore import KEY_RE, non_finite, typed   # one parser for key=value values, shared with runs.jsonl
+from runstore import KEY_RE, figure   # one parser for key=value values, shared with runs.jsonl
 
 def usage(msg=None):
     if msg:
@@ -186,12 +186,12 @@ def merge(rec, path):
 
 
 def put(rec, k, text):
-    """REC[K] = TEXT typed (runstore.typed); a figure that is no finite number
-    is null there and flagged not-finite:K (the run is then suspect), as the
-    client's are: not text every reader would refuse the whole run over."""
-    rec[k] = typed(k, text)
-    if non_finite(k, text):
-        rec["flags"] = ";".join(x for x in (rec.get("flags"), "not-finite:" + k) if x)
+    """REC[K] = TEXT typed (runstore.figure): a figure that is no finite
+    number null there and flagged not-finite:K (the run then suspect), as the
+    client's are."""
+    rec[k], flag = figure(k, text)
+    if flag:
+        rec["flags"] = ";".join(x for x in (rec.get("flags"), flag) if x)
 
 
 def cmd_write(args):

@@ -60,7 +60,8 @@ NON_NEGATIVE = re.compile(r"(_kib|_bytes_per_conn|_pct|_s)$")
 
 KEY_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 INT_RE = re.compile(r"^-?[0-9]+$")
-FLOAT_RE = re.compile(r"^-?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$")
+# a dot or an exponent (1e-05, how Python prints a small float); digits alone are INT_RE's
+FLOAT_RE = re.compile(r"^-?(([0-9]+\.[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?|[0-9]+[eE][-+]?[0-9]+)$")
 
 
 def write_json(path, obj, **dump_kw):
@@ -109,18 +110,27 @@ def umask():
 
 def typed(key, text):
     """A key=value override's value as the record stores it: numbers as
-    numbers (except in text columns; 1e-05 as Python prints it too), "" as
-    null, and null for what float() reads as no finite number (1.0e999, inf,
-    nan: non_finite, which the writer flags), since no record holds Infinity
-    and the readers take text as a number through float() (check_run)."""
-    if text == "" or non_finite(key, text):
+    numbers (except in text columns), "" as null. A number too large for a
+    float (1.0e999), or inf, stays text, which check_run refuses (results.py
+    row: exit 2); a record's writers take figure() instead."""
+    if text == "":
         return None
     if key not in TEXT_COLUMNS:
         if INT_RE.match(text) and len(text) < 19:
             return int(text)
-        if FLOAT_RE.match(text):
+        if FLOAT_RE.match(text) and math.isfinite(float(text)):
             return float(text)
     return text
+
+
+def figure(key, text):
+    """(value, flag) for a run's record (record.py's values, the judge's
+    derived figures): typed(KEY, TEXT), but what reads as no finite number
+    (inf, nan, 1.0e999: non_finite) is null and flagged not-finite:KEY (the
+    run suspect), not text every reader would refuse the whole run over."""
+    if non_finite(key, text):
+        return None, "not-finite:" + key
+    return typed(key, text), None
 
 
 def non_finite(key, text):

@@ -192,6 +192,12 @@ def refuse(msg):
     return 2
 
 
+def refuse_env(lines):
+    """A script's refusal of its environment: each line as its own `bad`
+    says it (error: ...), exit 2."""
+    return refuse("\n".join("error: " + x for x in lines))
+
+
 # The targets that run servers, each reading the settings of its rows (make
 # bench's are bench.sh's environment, demo's and anatomy-cpu's their scripts').
 SCRIPTS = ("bench", "anatomy-cpu", "demo")
@@ -211,6 +217,13 @@ INSTEAD = {("anatomy-cpu", "TIERS"): "N", ("anatomy-cpu", "DEMO_TIER"): "N",
 EMPTY_IS_A_CHOICE = {"SERVER_WORKER_CONNS",   # the server's own cap, its default
                      "CLIENT_WORKER_CONNS",   # no --worker-conns: the client's own cap
                      "REMOTE_PYTHON"}         # PYTHON
+# A target's own default where the table's column gives several (the refusal
+# of an empty one names the target's)
+DEFAULT_FOR = {("bench", "CONTENDERS"): "c,pyext,uvloop,asyncio-protocol,asyncio-streams",
+               ("anatomy-cpu", "CONTENDERS"): "c,pyext", ("bench", "QUIET_MAX"): "600",
+               ("anatomy-cpu", "QUIET_MAX"): "120", ("bench", "STALL"): "0.01,0.1",
+               ("demo", "OUT"): "results/demo-<UTC time>",
+               ("anatomy-cpu", "OUT"): "results/anatomy-cpu-<UTC time>"}
 
 
 def reads(target, name):
@@ -221,13 +234,14 @@ def reads(target, name):
 
 
 def not_read(name, goals):
-    """The refusal of NAME, a setting of the targets that run servers, when a
-    goal of GOALS runs servers and none reads it, else None: `make anatomy-cpu
+    """The refusal of NAME when a goal of GOALS runs servers and no goal
+    reads it (nor the build), else None: `make anatomy-cpu
     TIERS=10k` ran its default 300k, `make demo TIERS=100k` its 10k, `make
     anatomy-cpu RATE=5000` without a rate, the setting silently dropped."""
     targets = SETTINGS[NAMES.index(name)][3]
     ignoring = [g for g in goals if g in SCRIPTS]
-    if not ignoring or not set(targets) <= set(SCRIPTS) or any(reads(g, name) for g in goals):
+    # (a setting of the build is read: those targets build first)
+    if not ignoring or "build" in targets or any(reads(g, name) for g in goals):
         return None
     g = ignoring[0]
     instead = INSTEAD.get((g, name)) or (DEMO_SETS.get(name) if g == "demo" else None)
@@ -239,7 +253,7 @@ def not_read(name, goals):
 def set_but_empty(env, target):
     """The refusals of the settings TARGET reads that ENV holds set but empty
     (those with a default; EMPTY_IS_A_CHOICE apart)."""
-    return ["%s: set but empty (unset it for the default: %s)" % (name, default)
+    return ["%s: set but empty (unset it for the default: %s)" % (name, DEFAULT_FOR.get((target, name), default))
             for name, default, _, _, _ in SETTINGS
             if env.get(name) == "" and default and name not in EMPTY_IS_A_CHOICE and reads(target, name)]
 
@@ -262,6 +276,10 @@ def check_make(pairs, goals=()):
         pat = SETTINGS[NAMES.index(name)][4]
         if pat and value and not re.fullmatch(pat, value):
             errs.append("%s: %r does not match %s (make help)" % (name, value, pat))
+    # set but empty, before the build the scripts' own check would come after
+    given = {n: v for n, _, v in (p.partition("=") for p in pairs) if n in NAMES}
+    for g in goals:
+        errs += [e for e in (set_but_empty(given, g) if g in SCRIPTS else []) if e not in errs]
     return refuse("\n".join(errs)) if errs else 0
 
 
@@ -272,7 +290,7 @@ def check_env(env, target=None):
            "unset it or fix it; make help lists them)" % (n, is_typo(n))
            for n in sorted(env) if is_typo(n)]
     bad += set_but_empty(env, target) if target else []
-    return refuse("\n".join(bad)) if bad else 0
+    return refuse_env(bad) if bad else 0
 
 
 def help_text():

@@ -127,9 +127,25 @@ refused() {
     assert_success
     run make -n demo PY_GC=off TCP_MEM=auto DEMO_TIER=5k OUT="$OUT"
     assert_success
-    # a setting of the build or of another target is not the servers' targets' to judge
-    run make -n anatomy-cpu SANITIZE=1 STALL=0.1 OUT="$OUT"
+    # a setting of the build is read: those targets build first
+    run make -n anatomy-cpu SANITIZE=1 OUT="$OUT"
     assert_success
+    # one of another target's is not (make anatomy-cpu STALL=0.1 ran without)
+    run make -n anatomy-cpu STALL=0.1 OUT="$OUT"
+    assert_failure 2
+    assert_output --partial "STALL: make anatomy-cpu does not read it"
+    # set but empty on make's command line: refused before the build, naming the target's default
+    local build=$BATS_TEST_TMPDIR/build
+    for a in "anatomy-cpu OUT=:OUT: set but empty (unset it for the default: results/anatomy-cpu-<UTC time>)" \
+             "demo OUT=:OUT: set but empty (unset it for the default: results/demo-<UTC time>)" \
+             "anatomy-cpu CONTENDERS=:CONTENDERS: set but empty (unset it for the default: c,pyext)" \
+             "bench HOLD=:HOLD: set but empty (unset it for the default: 10)"; do
+        # shellcheck disable=SC2086  # words
+        run timeout 60 make -s --no-print-directory ${a%%:*} BUILD="$build"
+        assert_failure 2
+        assert_output --partial "${a#*:}"
+        [ ! -e "$build" ] || fail "make ${a%%:*} built $build before refusing it"
+    done
     [ ! -e "$OUT" ] || fail "make -n created $OUT"
 }
 

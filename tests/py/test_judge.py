@@ -44,6 +44,15 @@ class Judge(unittest.TestCase):
         self.assertEqual(r["health"], "target=1000 server=1000 sockets=1000 (inuse 2002 - 2 listening, /2) "
                                       "client=1000 workers_dead=0/2 (counters: 0)")
 
+    def test_a_derived_figure_that_is_no_finite_number_is_null_and_flagged(self):
+        # a reading of inf gave status ok, t_accept_s null and no flag (typed's
+        # null, silent): the run looked clean, with no accept time
+        r = run({"t0": "100", "t1": "inf", "cpu0": "0", "cpu1": "10"})
+        self.assertIsNone(r["t_accept_s"])
+        self.assertEqual((r["status"], r["flags"]), ("suspect", "not-finite:t_accept_s"))
+        r = run({"t0": "100", "t1": "102", "cpu0": "0", "cpu1": "10"})
+        self.assertEqual((r["status"], r["flags"], r["t_accept_s"]), ("ok", "", 2.0))
+
     def test_not_ready(self):
         for ready, status in (("unavailable", "unavailable"), ("exited", "crashed"), ("not-ready", "failed")):
             r = run({"ready": ready, "ready_log": "no io_uring", "ramp_end": None, "verdict": None,

@@ -113,6 +113,12 @@ class TestRecords(TmpDir):
         self.assertFalse(os.path.exists(os.path.join(d, "runs.jsonl")))
         self.assertEqual(run_main("row", d)[0], 2)
         self.assertEqual(run_main("bogus")[0], 2)
+        # an override that is no finite number is refused, not a row with a null
+        for bad in ("t_accept_s=inf", "server_cpu_connect_s=1.0e999", "user_bytes_per_conn=nan"):
+            rc, _, err = run_main("row", d, "-", "contender=c", "tier=10", bad)
+            self.assertEqual(rc, 2, bad)
+            self.assertIn("is not a figure", err)
+        self.assertFalse(os.path.exists(os.path.join(d, "runs.jsonl")))
 
     def test_a_row_its_readers_would_refuse_is_a_usage_error_and_nothing_written(self):
         # appended, it made every later summary, plot and compare of the directory fail
