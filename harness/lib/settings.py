@@ -34,9 +34,9 @@ import entry  # noqa: E402
 TARGETS = [
     ("help", "instant", "this list"),
     ("build", "~5 s", "compile the C programs, the C unit tests and the Python extension into BUILD"),
-    ("check", "~40 s", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
-    ("test", "~8 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
-    ("test-long", "~5 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
+    ("check", "~1 min", "build, then the fast tier: C unit tests, command lines, pure Python suites (no root; tests/README.md)"),
+    ("test", "~10 min", "install the test packages (root), build, the check tier and every bats suite (each in its own namespace), JOBS files at a time"),
+    ("test-long", "~6 min", "the long end-to-end tests (tagged long) that make test skips (root)"),
     ("bench", "ESTIMATE", "the benchmark suite (root): CONTENDERS (default: five) at every tier of TIERS, results/<UTC>/"),
     ("demo", "~1 min at 10k", "C against Python in one picture a class can read: every ladder contender at DEMO_TIER, one run each (root)"),
     ("plot", "~2 s", "redraw the plots and report.md of RUN from its records (no root)"),
