@@ -173,8 +173,9 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.api is None:
         a.api = "blocking" if a.loop in cli.BLOCKING_LOOPS else "protocol"
-    if cli.api_error(a.loop, a.api):
-        p.error(cli.api_error(a.loop, a.api))
+    why = cli.api_error(a.loop, a.api)
+    if why:
+        p.error(why)
     room = fd_room(a.conns)
     if not 1 <= a.conns <= room:
         p.error("--conns %d: 1..%d (one worker; this process may open %d files: ulimit -Hn)"

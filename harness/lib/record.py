@@ -180,7 +180,7 @@ def merge(rec, path):
         if not KEY_RE.match(k):
             continue
         if k == "flags":
-            rec["flags"] = ";".join(x for x in (rec.get("flags"), str(v)) if x)
+            add_flag(rec, str(v))
         else:
             put(rec, k, str(v))
 
@@ -190,8 +190,12 @@ def put(rec, k, text):
     number null there and flagged not-finite:K (the run then suspect), as the
     client's are."""
     rec[k], flag = figure(k, text)
-    if flag:
-        rec["flags"] = ";".join(x for x in (rec.get("flags"), flag) if x)
+    add_flag(rec, flag)
+
+
+def add_flag(rec, flag):
+    """FLAG (words, ;-separated) after REC's flags; none for an empty one."""
+    rec["flags"] = ";".join(x for x in (rec.get("flags"), flag) if x)
 
 
 def cmd_write(args):
@@ -246,8 +250,7 @@ def cmd_write(args):
             client = clean(client, bad)     # (recursive: JSON that parses can still nest too deep for it)
         except (OSError, ValueError, RecursionError) as e:
             # a client killed while writing leaves half a file: say so, keep the rest
-            flags = rec.get("flags")
-            rec["flags"] = ";".join(x for x in (flags, "client-json-unreadable") if x)
+            add_flag(rec, "client-json-unreadable")
             print(f"record.py: {client_path}: {e}", file=sys.stderr)
         else:
             rec["client"] = client
@@ -256,7 +259,7 @@ def cmd_write(args):
                     rec[k] = v
             if bad:
                 # read as missing; the flag turns an ok run suspect
-                rec["flags"] = ";".join(x for x in (rec.get("flags"), "client-json-bad-field") if x)
+                add_flag(rec, "client-json-bad-field")
                 print(f"record.py: {client_path}: not a finite number or of the wrong type, "
                       f"taken as missing: {', '.join(bad)}", file=sys.stderr)
     # the CPUs of the machine the server ran on (a remote run's server host: its obs)

@@ -20,8 +20,6 @@ step it is compared with (`against`: the one before it, or the nearest
 earlier one with figures) less this one, in the rounded figures the row
 shows.
 """
-import csv
-import io
 import os
 import statistics
 
@@ -113,16 +111,12 @@ def cell_text(v, fmt="%.0f"):
 
 
 def write_csv(path, table):
-    """ladder.csv, written as report.md is (runstore.write_text: a FIFO or a
+    """ladder.csv, written as report.md is (runstore.write_csv_rows: a FIFO or a
     symlink in its place is replaced; make plot hung on one, wrote through the other)."""
-    f = io.StringIO(newline="")
-    w = csv.writer(f)
-    w.writerow(COLS)
-    for r in table:
-        w.writerow([cell_text(r.get(k), "%.2f" if k in ("cpu_us", "cpu_saved_us") else "%.0f")
-                    if k in ("cpu_us", "user_b", "kernel_b", "cpu_saved_us", "user_saved_b",
-                             "kernel_saved_b") else r.get(k, "") for k in COLS])
-    runstore.write_text(path, f.getvalue())
+    runstore.write_csv_rows(path, COLS, (
+        [cell_text(r.get(k), "%.2f" if k in ("cpu_us", "cpu_saved_us") else "%.0f")
+         if k in ("cpu_us", "user_b", "kernel_b", "cpu_saved_us", "user_saved_b",
+                  "kernel_saved_b") else r.get(k, "") for k in COLS] for r in table))
 
 
 def saved_text(v, unit, fmt):

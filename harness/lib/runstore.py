@@ -206,13 +206,19 @@ def csv_columns(records):
 def write_csv(run_dir, records):
     """(Re)write RUN_DIR/runs.csv from the records, atomically."""
     cols = csv_columns(records)
-    f = io.StringIO(newline="")
-    w = csv.writer(f, lineterminator="\n")
-    w.writerow(cols)
-    for r in records:
-        w.writerow([cell(r.get(k)) for k in cols])
     # (write_text: a FIFO or symlink at runs.csv.tmp, the name it used, was opened)
-    write_text(os.path.join(run_dir, "runs.csv"), f.getvalue())
+    write_csv_rows(os.path.join(run_dir, "runs.csv"), cols,
+                   ([cell(r.get(k)) for k in cols] for r in records), lineterminator="\n")
+
+
+def write_csv_rows(path, header, rows, **dialect):
+    """HEADER and ROWS as CSV (csv.writer's DIALECT) in PATH, atomically
+    (write_text): runs.csv, the ladder's ladder.csv."""
+    f = io.StringIO(newline="")
+    w = csv.writer(f, **dialect)
+    w.writerow(header)
+    w.writerows(rows)
+    write_text(path, f.getvalue())
 
 
 def check_run(rec, where):

@@ -201,14 +201,14 @@ def refuse_env(lines):
 # The targets that run servers, each reading the settings of its rows (make
 # bench's are bench.sh's environment, demo's and anatomy-cpu's their scripts').
 SCRIPTS = ("bench", "anatomy-cpu", "demo")
-# harness/demo runs bench.sh with these set to its own values (run_bench), and
-# passes every other setting of bench through to it; the value: the demo's own
-# setting for the same thing, where it has one.
-DEMO_SETS = {"TIERS": "DEMO_TIER", "CONTENDERS": "DEMO_CONTENDERS", "REPEAT": None, "HOLD": None,
-             "QUIET_MAX": None, "SETTLE_MAX": None}
-# A setting another target reads, and the one TARGET reads for the same thing
+# harness/demo runs bench.sh with these set to its own values (run_bench's env;
+# tests/py/test_demo.py holds the two together), and passes every other setting
+# of bench through to it
+DEMO_SETS = {"TIERS", "CONTENDERS", "REPEAT", "HOLD", "QUIET_MAX", "SETTLE_MAX"}
+# A setting TARGET does not read, and the one it reads for the same thing
 INSTEAD = {("anatomy-cpu", "TIERS"): "N", ("anatomy-cpu", "DEMO_TIER"): "N",
            ("anatomy-cpu", "DEMO_CONTENDERS"): "CONTENDERS", ("demo", "N"): "DEMO_TIER",
+           ("demo", "TIERS"): "DEMO_TIER", ("demo", "CONTENDERS"): "DEMO_CONTENDERS",
            ("bench", "N"): "TIERS", ("bench", "DEMO_TIER"): "TIERS",
            ("bench", "DEMO_CONTENDERS"): "CONTENDERS"}
 # Set but empty is a mistake (make bench OUT=, OUT=$UNSET), not the default
@@ -244,7 +244,7 @@ def not_read(name, goals):
     if not ignoring or "build" in targets or any(reads(g, name) for g in goals):
         return None
     g = ignoring[0]
-    instead = INSTEAD.get((g, name)) or (DEMO_SETS.get(name) if g == "demo" else None)
+    instead = INSTEAD.get((g, name))
     why = "make demo sets it itself" if g == "demo" and name in DEMO_SETS else "make %s does not read it" % g
     return "%s: %s%s (make help: the targets each setting is read by)" % (
         name, why, "; its setting is %s" % instead if instead else "")

@@ -99,5 +99,21 @@ class TestMeasureCommand(unittest.TestCase):
         self.assertEqual(cmd[:2], ["make", "bench"])
 
 
+class TestWhatTheDemoSets(unittest.TestCase):
+    def test_the_settings_table_knows_what_run_bench_sets(self):
+        # settings.py DEMO_SETS (make demo TIERS=100k is refused: the demo sets
+        # it itself) is what harness/demo's run_bench gives bench.sh, but OUT,
+        # PYTHON and BUILD, the demo's own passed on
+        import re
+        import settings
+        from util import ROOT
+        with open(os.path.join(ROOT, "harness", "demo")) as f:
+            body = f.read()
+        call = re.search(r"run_bench\(\) \{\n\s*env (.*?)\"\$C1M_ROOT/harness/bench.sh\"", body, re.S)
+        self.assertIsNotNone(call, "run_bench's env line not found")
+        names = set(re.findall(r"([A-Z_]+)=", call.group(1))) - {"OUT", "PYTHON", "BUILD"}
+        self.assertEqual(names, settings.DEMO_SETS)
+
+
 if __name__ == "__main__":
     unittest.main()
